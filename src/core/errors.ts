@@ -1,0 +1,71 @@
+/** Stable error codes, shared by every surface. The HTTP status lives with the code so each door maps errors the same way. */
+export const ERROR_STATUS = {
+  invalid_argument: 400,
+  invalid_json: 400,
+  url_not_allowed: 400,
+  selector_not_found: 400,
+  unauthorized: 401,
+  not_found: 404,
+  session_not_found: 404,
+  frame_not_found: 404,
+  method_not_allowed: 405,
+  timeout: 408,
+  cancelled: 499,
+  payload_too_large: 413,
+  model_not_configured: 422,
+  model_error: 422,
+  extraction_invalid: 422,
+  page_too_large: 422,
+  agent_error: 422,
+  integration_error: 422,
+  session_closed: 410,
+  session_limit: 429,
+  page_crashed: 500,
+  internal: 500,
+  not_implemented: 501,
+  navigation_failed: 502,
+  browser_unavailable: 503,
+  navigation_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: unknown;
+
+  constructor(code: ErrorCode, message: string, options?: { details?: unknown; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = options?.details;
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details?: unknown } {
+    return this.details === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+export function isServiceError(err: unknown): err is ServiceError {
+  return err instanceof ServiceError;
+}
+
+/** Anything thrown inside the core becomes a ServiceError; unknown failures become `internal` with a generic message. */
+export function toServiceError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  if (isAbortError(err)) return new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+  return new ServiceError('internal', 'Internal error; the server log has the details.', { cause: err });
+}
+
+export function isAbortError(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || (err as { code?: string }).code === 'ABORT_ERR');
+}
+
+/** Throws `cancelled` when the signal has fired; call between steps of long operations. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
+}

@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import { errors as playwrightErrors, type Frame, type Response } from 'playwright-core';
+import { z } from 'zod';
+import { DEFAULTS } from './config.js';
+import { ServiceError } from './errors.js';
+import type { OperationContext } from './operation.js';
+import type { Session } from './sessions.js';
+
+export const WaitUntil = z.enum(['load', 'domcontentloaded', 'networkidle']);
+
+export const NavigateOptions = z
+  .object({
+    referer: z.string().optional().describe('Referer header sent with the navigation request.'),
+    timeout: z.number().int().positive().max(600_000).optional().describe('Navigation timeout in milliseconds (default 30000).'),
+    waitUntil: WaitUntil.optional().describe('When the navigation counts as complete (default "load").'),
+  })
+  .strict();
+
+export const NavigateRequest = z
+  .object({
+    url: z.string().min(1).describe('Absolute http(s) URL to open.'),
+    options: NavigateOptions.optional(),
+    frameId: z.string().nullable().optional().describe('Navigate this frame instead of the main frame.'),
+    streamResponse: z.boolean().optional().describe('Stream progress (SSE over REST, progress notifications over MCP).'),
+  })
+  .strict();
+export type NavigateRequest = z.infer<typeof NavigateRequest>;
+
+export const NavigationResponse = z.object({
+  url: z.string().describe('Final URL of the response, after redirects.'),
+  status: z.number().describe('HTTP status; a 404 page is a successful navigation with status 404.'),
+  statusText: z.string(),
+  ok: z.boolean().describe('True for statuses 200-299.'),
+  headers: z.record(z.string(), z.string()).describe('Response headers, names lower-cased.'),
+  redirectChain: z.array(z.string()).describe('URLs that redirected here, first request first.'),
+  fromServiceWorker: z.boolean(),
+  serverAddr: z.object({ ipAddress: z.string(), port: z.number() }).nullable(),
+  frameId: z.string().describe('Frame that navigated.'),
+  timing: z.object({ startTime: z.number(), responseStart: z.number(), responseEnd: z.number() }).partial().optional(),
+});
+export type NavigationResponse = z.infer<typeof NavigationResponse>;
+
+export const NavigateResponse = z
+  .object({
+    success: z.boolean(),
+    data: z
+      .object({
+        result: NavigationResponse.nullable().describe('The navigation response, or null for same-document navigations and about:blank.'),
+        actionId: z.string().optional(),
+      })
+      .strict(),
+  })
+  .strict();
+export type NavigateResponse = z.infer<typeof NavigateResponse>;
+
+export interface NavigatePolicy {
+  allowFileUrls: boolean;
+}
+
+const ALWAYS_ALLOWED = new Set(['http:', 'https:']);
+const LOCAL_SCHEMES = new Set(['file:', 'data:', 'javascript:']);
+
+/** Parses and checks a URL before it reaches the browser. */
+export function checkUrl(raw: string, policy: NavigatePolicy): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ServiceError('invalid_argument', `"${raw}" is not an absolute URL. Include the scheme, e.g. https://example.com/.`);
+  }
+  if (ALWAYS_ALLOWED.has(url.protocol) || url.href === 'about:blank') return url;
+  if (LOCAL_SCHEMES.has(url.protocol)) {
+    if (policy.allowFileUrls) return url;
+    throw new ServiceError('url_not_allowed', `${url.protocol} URLs are refused; only http and https are allowed unless the server runs with --allow-file-urls.`);
+  }
+  throw new ServiceError('url_not_allowed', `${url.protocol} URLs are not supported; use http or https.`);
+}
+
+/** Navigates the session's page (or one of its frames) and answers the main resource's response. */
+export async function navigate(session: Session, req: NavigateRequest, policy: NavigatePolicy, ctx: OperationContext = {}): Promise<NavigateResponse> {
+  const url = checkUrl(req.url, policy);
+  const frame = req.frameId ? session.frame(req.frameId) : session.page.mainFrame();
+  const timeout = req.options?.timeout ?? DEFAULTS.navigationTimeoutMs;
+  const waitUntil = req.options?.waitUntil ?? 'load';
+  const frameId = session.frameId(frame);
+  const actionId = randomUUID();
+
+  ctx.progress?.({ message: `navigating to ${url.href}`, data: { stage: 'started', url: url.href, frameId } });
+  const stopProgress = reportStages(frame, ctx);
+  let response: Response | null;
+  try {
+    response = await frame.goto(url.href, { timeout, waitUntil, referer: req.options?.referer });
+  } catch (err) {
+    throw navigationError(err, url.href, timeout, waitUntil, session);
+  } finally {
+    stopProgress();
+  }
+  const result = response ? await serializeResponse(response, frameId) : null;
+  ctx.progress?.({ message: result ? `finished with status ${result.status}` : 'finished without a network response', data: { stage: 'finished', status: result?.status ?? null } });
+  return { success: true, data: { result, actionId } };
+}
+
+function reportStages(frame: Frame, ctx: OperationContext): () => void {
+  if (!ctx.progress) return () => undefined;
+  const page = frame.page();
+  const progress = ctx.progress;
+  const onResponse = (response: Response) => {
+    if (response.frame() === frame && response.request().isNavigationRequest()) {
+      progress({ message: `response ${response.status()} from ${response.url()}`, data: { stage: 'response', status: response.status(), url: response.url() } });
+    }
+  };
+  const onDomContentLoaded = () => progress({ message: 'DOM content loaded', data: { stage: 'domcontentloaded' } });
+  const onLoad = () => progress({ message: 'page loaded', data: { stage: 'load' } });
+  page.on('response', onResponse);
+  const isMain = frame === page.mainFrame();
+  if (isMain) {
+    page.on('domcontentloaded', onDomContentLoaded);
+    page.on('load', onLoad);
+  }
+  return () => {
+    page.off('response', onResponse);
+    if (isMain) {
+      page.off('domcontentloaded', onDomContentLoaded);
+      page.off('load', onLoad);
+    }
+  };
+}
+
+async function serializeResponse(response: Response, frameId: string): Promise<NavigationResponse> {
+  const redirectChain: string[] = [];
+  for (let request = response.request().redirectedFrom(); request; request = request.redirectedFrom()) redirectChain.unshift(request.url());
+  const [headers, serverAddr] = await Promise.all([response.allHeaders().catch(() => response.headers()), response.serverAddr().catch(() => null)]);
+  const timing = response.request().timing();
+  return {
+    url: response.url(),
+    status: response.status(),
+    statusText: response.statusText(),
+    ok: response.ok(),
+    headers,
+    redirectChain,
+    fromServiceWorker: response.fromServiceWorker(),
+    serverAddr,
+    frameId,
+    timing: { startTime: timing.startTime, responseStart: timing.responseStart, responseEnd: timing.responseEnd },
+  };
+}
+
+const NET_ERRORS: Array<[RegExp, string]> = [
+  [/ERR_NAME_NOT_RESOLVED/, 'the host name could not be resolved (DNS). Check the spelling of the host'],
+  [/ERR_CONNECTION_REFUSED/, 'the server refused the connection. Is it running on that port?'],
+  [/ERR_CONNECTION_(RESET|CLOSED)|ERR_EMPTY_RESPONSE/, 'the server closed the connection without a response'],
+  [/ERR_ADDRESS_UNREACHABLE|ERR_INTERNET_DISCONNECTED|ERR_NETWORK_CHANGED/, 'the address is unreachable from this machine'],
+  [/ERR_CERT_|ERR_SSL_/, 'the TLS certificate or handshake was rejected'],
+  [/ERR_TOO_MANY_REDIRECTS/, 'the site redirected too many times'],
+  [/ERR_ABORTED/, 'the navigation was aborted (the page started another navigation, or the response was a download)'],
+];
+
+function navigationError(err: unknown, url: string, timeout: number, waitUntil: string, session: Session): ServiceError {
+  if (err instanceof ServiceError) return err;
+  if (err instanceof playwrightErrors.TimeoutError) {
+    return new ServiceError(
+      'navigation_timeout',
+      `Navigation to ${url} did not reach "${waitUntil}" within ${timeout} ms. The page may still be loading; raise options.timeout or use waitUntil "domcontentloaded".`,
+      { cause: err },
+    );
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  if (/Frame was detached|frame got detached/i.test(message)) {
+    return new ServiceError('frame_not_found', 'The frame was removed from the page during the navigation.', { cause: err });
+  }
+  if (/Target (page, context or browser )?(has been |was )?closed|crash/i.test(message)) {
+    return new ServiceError('page_crashed', `The page closed or crashed while loading ${url}. ${session.closedReason ?? 'Navigate again to retry.'}`, { cause: err });
+  }
+  for (const [pattern, explanation] of NET_ERRORS) {
+    if (pattern.test(message)) return new ServiceError('navigation_failed', `Could not load ${url}: ${explanation}.`, { cause: err });
+  }
+  const net = /net::ERR_[A-Z_]+/.exec(message)?.[0];
+  return new ServiceError('navigation_failed', `Could not load ${url}${net ? ` (${net})` : ''}.`, { cause: err });
+}

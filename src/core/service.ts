@@ -1,0 +1,89 @@
+import type { Logger } from 'pino';
+import { BrowserManager } from './browser.js';
+import { DEFAULTS, type ServiceConfig } from './config.js';
+import { createLogger } from './logger.js';
+import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
+import { ServiceError } from './errors.js';
+import { extract, type ExtractOptions, type ExtractOutcome } from './extract.js';
+import { navigate, type NavigateRequest, type NavigateResponse } from './navigate.js';
+import type { OperationContext } from './operation.js';
+import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
+
+/** The result of an operation on a session, with what the page did meanwhile (dialogs, popups, crashes). */
+export interface Outcome<T> {
+  result: T;
+  pageEvents: PageEvent[];
+}
+
+/**
+ * The one core behind every door (MCP, REST, library). Each method is one operation; `owner` scopes
+ * sessions to the caller (an API key's scope, or "local").
+ */
+export class BrowserService {
+  readonly config: ServiceConfig;
+  readonly logger: Logger;
+  readonly browser: BrowserManager;
+  readonly sessions: SessionRegistry;
+
+  constructor(config: Partial<ServiceConfig> = {}) {
+    const logger = config.logger ?? createLogger();
+    this.config = {
+      headless: DEFAULTS.headless,
+      browserArgs: [],
+      maxSessions: DEFAULTS.maxSessions,
+      sessionIdleTimeoutMs: DEFAULTS.sessionIdleTimeoutMs,
+      allowFileUrls: false,
+      env: process.env,
+      ...config,
+      logger,
+    };
+    this.logger = logger;
+    this.browser = new BrowserManager(this.config);
+    this.sessions = new SessionRegistry(this.browser, this.config);
+  }
+
+  async startSession(owner: string): Promise<SessionInfo> {
+    const session = await this.sessions.start(owner);
+    return session.info(this.sessions.idleTimeoutMs);
+  }
+
+  getSession(owner: string, id: string): SessionInfo {
+    return this.sessions.get(id, owner).info(this.sessions.idleTimeoutMs);
+  }
+
+  listSessions(owner: string): SessionInfo[] {
+    return this.sessions.list(owner).map((session) => session.info(this.sessions.idleTimeoutMs));
+  }
+
+  async endSession(owner: string, id: string): Promise<void> {
+    await this.sessions.end(id, owner);
+  }
+
+  navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigateResponse>> {
+    return this.operate(owner, id, (session) => navigate(session, req, this.config, ctx), ctx);
+  }
+
+  extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<Outcome<ExtractOutcome>> {
+    return this.operate(owner, id, (session) => extract(session, options, ctx), ctx);
+  }
+
+  async agentExecute(_owner: string, _id: string, _req: AgentExecuteRequest, _ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
+    throw new ServiceError('not_implemented', 'agent_execute is not available yet.');
+  }
+
+  /** Runs `work` in the session's queue and collects the page events it caused; they are also sent as progress. */
+  async operate<T>(owner: string, id: string, work: (session: Session) => Promise<T>, ctx: OperationContext = {}): Promise<Outcome<T>> {
+    return this.sessions.run(id, owner, async (session) => {
+      const since = session.lastEventSeq;
+      const result = await work(session);
+      const pageEvents = session.eventsSince(since);
+      for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
+      return { result, pageEvents };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.sessions.closeAll();
+    await this.browser.close();
+  }
+}

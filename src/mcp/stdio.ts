@@ -1,0 +1,17 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { BrowserService } from '../core/service.js';
+import { createMcpServer } from './server.js';
+
+/** Owner of every session opened over stdio: the one local client. */
+export const LOCAL_OWNER = 'local';
+
+/** Serves MCP on stdin/stdout; `onClose` runs when the client closes stdin. */
+export async function serveStdio(service: BrowserService, options: { onClose: () => void }): Promise<void> {
+  const server = createMcpServer(service, { owner: LOCAL_OWNER });
+  const transport = new StdioServerTransport();
+  process.stdin.on('end', options.onClose);
+  process.stdin.on('close', options.onClose);
+  server.onclose = options.onClose;
+  await server.connect(transport);
+  service.logger.info('MCP server ready on stdio');
+}

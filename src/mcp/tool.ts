@@ -1,0 +1,36 @@
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
+import type { ProgressEvent } from '../core/operation.js';
+import type { BrowserService } from '../core/service.js';
+import type { PageEvent } from '../core/sessions.js';
+
+export interface ToolContext {
+  service: BrowserService;
+  /** Scope of the caller's sessions. */
+  owner: string;
+  signal: AbortSignal;
+  progress?: (event: ProgressEvent) => void;
+}
+
+export interface ToolOutput<O> {
+  structured: O;
+  /** Text for clients that do not read structuredContent; defaults to the JSON of `structured`. */
+  text?: string;
+  pageEvents?: PageEvent[];
+  meta?: Record<string, unknown>;
+}
+
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  /** Written for a model: what the tool does, when to use it, what it returns. */
+  description: string;
+  input: I;
+  output: O;
+  annotations: ToolAnnotations;
+  run(input: z.infer<I>, ctx: ToolContext): Promise<ToolOutput<z.infer<O>>>;
+}
+
+export function defineTool<I extends z.ZodObject, O extends z.ZodType>(tool: ToolDefinition<I, O>): ToolDefinition<I, O> {
+  return tool;
+}
