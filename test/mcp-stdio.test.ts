@@ -1,13 +1,84 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
+import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
+import { renderersUnder, waitFor } from './fixtures/processes.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+
+interface NavResult {
+  url: string;
+  status: number;
+  statusText: string;
+  ok: boolean;
+  headers: Record<string, string>;
+  redirectChain: string[];
+  frameId: string;
+}
+interface NavOutput {
+  success: boolean;
+  data: { result: NavResult | null; actionId?: string };
+}
+interface FrameInfo {
+  frameId: string;
+  url: string;
+  name: string;
+  parentFrameId: string | null;
+}
+interface SessionInfo {
+  id: string;
+  mainFrameId: string;
+  url: string;
+  frames: FrameInfo[];
+  recentEvents: Array<{ type: string; message: string; url?: string }>;
+}
+interface PageEvent {
+  type: string;
+  message: string;
+  url?: string;
+}
 
 describe('MCP over stdio', () => {
   let server: StdioServer;
+  let site: SiteServer;
+
+  const start = async (): Promise<string> => {
+    const result = await server.call('session_start');
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    return (result.structuredContent as unknown as SessionInfo).id;
+  };
+  const end = (sessionId: string) => server.call('session_end', { sessionId });
+  const navigate = (sessionId: string, url: string, extra: Record<string, unknown> = {}) => server.call('navigate', { sessionId, url, ...extra });
+  const okNav = async (sessionId: string, url: string, extra: Record<string, unknown> = {}): Promise<NavOutput> => {
+    const result = await navigate(sessionId, url, extra);
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    return result.structuredContent as unknown as NavOutput;
+  };
+  const sessionInfo = async (sessionId: string): Promise<SessionInfo | undefined> => {
+    const listed = (await server.call('session_list')).structuredContent as { sessions: SessionInfo[] };
+    return listed.sessions.find((session) => session.id === sessionId);
+  };
+  const pageEvents = (result: CallToolResult): PageEvent[] => (result._meta?.pageEvents as PageEvent[] | undefined) ?? [];
+  /** The newest request the site server saw for a path; tests read headers the browser sent from here. */
+  const lastRequest = (path: string) => [...site.requests].reverse().find((request) => request.url.startsWith(path));
+
+  /** Renderer count once ended sessions' processes have finished exiting. */
+  const settledRendererCount = async (): Promise<number> => {
+    let last = -1;
+    let stableSince = Date.now();
+    await waitFor(() => {
+      const now = renderersUnder(server.pid!).length;
+      if (now !== last) [last, stableSince] = [now, Date.now()];
+      return Date.now() - stableSince >= 1_000;
+    }, 15_000);
+    return last;
+  };
+
   beforeAll(async () => {
+    site = await startSiteServer();
     server = await startStdioServer();
   });
   afterAll(async () => {
     await server?.close();
+    await site?.close();
   });
 
   it('lists the session tools with titles, annotations and input and output schemas', async () => {
@@ -23,17 +94,193 @@ describe('MCP over stdio', () => {
     }
     const navigate = tools.find((tool) => tool.name === 'navigate')!;
     expect(navigate.inputSchema.required).toEqual(expect.arrayContaining(['sessionId', 'url']));
+    const options = (navigate.inputSchema.properties as Record<string, { properties?: Record<string, { enum?: string[] }> }>).options!;
+    expect(options.properties!.waitUntil!.enum).toEqual(['load', 'domcontentloaded', 'networkidle']);
+    expect(navigate.outputSchema!.required).toEqual(expect.arrayContaining(['success', 'data']));
+    expect(tools.find((tool) => tool.name === 'session_start')!.outputSchema!.required).toEqual(expect.arrayContaining(['id', 'mainFrameId']));
   });
 
   it('session_start returns distinct unguessable ids', async () => {
-    const a = await server.call('session_start');
-    const b = await server.call('session_start');
-    const idA = (a.structuredContent as { id: string }).id;
-    const idB = (b.structuredContent as { id: string }).id;
-    expect(idA).not.toBe(idB);
+    const ids = await Promise.all([start(), start(), start()]);
+    expect(new Set(ids).size).toBe(3);
     // 160 random bits in base64url
-    expect(idA).toMatch(/^[A-Za-z0-9_-]{27,}$/);
-    await server.call('session_end', { sessionId: idA });
-    await server.call('session_end', { sessionId: idB });
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{27,}$/);
+    await Promise.all(ids.map(end));
+  });
+
+  it('navigate returns status, final url, headers and an action id for a 200 page', async () => {
+    const id = await start();
+    const output = await okNav(id, site.url('/echo-headers'));
+    expect(output.success).toBe(true);
+    expect(output.data.actionId).toMatch(/[0-9a-f-]{36}/);
+    const result = output.data.result!;
+    expect(result).toMatchObject({ url: site.url('/echo-headers'), status: 200, ok: true, statusText: 'OK', redirectChain: [] });
+    expect(result.headers['x-test']).toBe('echo');
+    expect(result.headers['content-type']).toContain('text/html');
+    await end(id);
+  });
+
+  it('navigate treats a 404 page as a successful navigation with status 404', async () => {
+    const id = await start();
+    const output = await okNav(id, site.url('/no-such-page.html'));
+    expect(output.success).toBe(true);
+    expect(output.data.result).toMatchObject({ status: 404, ok: false, url: site.url('/no-such-page.html') });
+    await end(id);
+  });
+
+  it('navigate follows redirects and reports the redirect chain', async () => {
+    const id = await start();
+    const from = site.url('/redirect?to=/page2.html');
+    const output = await okNav(id, from);
+    expect(output.data.result).toMatchObject({ status: 200, url: site.url('/page2.html'), redirectChain: [from] });
+    await end(id);
+  });
+
+  it('navigate sends options.referer to the server', async () => {
+    const id = await start();
+    await okNav(id, site.url('/echo-headers?referer-test'), { options: { referer: 'http://referrer.example/from' } });
+    expect(lastRequest('/echo-headers?referer-test')?.headers.referer).toBe('http://referrer.example/from');
+    await end(id);
+  });
+
+  it('navigate honours options.timeout with a navigation_timeout error instead of hanging', async () => {
+    const id = await start();
+    const started = Date.now();
+    const result = await navigate(id, site.url('/slow?ms=20000'), { options: { timeout: 800 } });
+    expect(errorCode(result)).toBe('navigation_timeout');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await end(id);
+  });
+
+  it('navigate with waitUntil domcontentloaded returns while waiting for load would time out', async () => {
+    const id = await start();
+    const url = site.url('/slow-subresource?ms=30000');
+    const early = await okNav(id, url, { options: { waitUntil: 'domcontentloaded', timeout: 5_000 } });
+    expect(early.data.result).toMatchObject({ status: 200, url });
+    const loadResult = await navigate(id, url, { options: { waitUntil: 'load', timeout: 1_000 } });
+    expect(errorCode(loadResult)).toBe('navigation_timeout');
+    await end(id);
+  });
+
+  it('navigate with frameId loads the URL in that iframe and reports its frame id', async () => {
+    const id = await start();
+    await okNav(id, site.url('/frames.html'));
+    const info = (await sessionInfo(id))!;
+    const child = info.frames.find((frame) => frame.name === 'child')!;
+    expect(child).toMatchObject({ url: site.url('/page2.html'), parentFrameId: info.mainFrameId });
+    const output = await okNav(id, site.url('/index.html'), { frameId: child.frameId });
+    expect(output.data.result).toMatchObject({ status: 200, url: site.url('/index.html'), frameId: child.frameId });
+    const after = (await sessionInfo(id))!;
+    expect(after.url).toBe(site.url('/frames.html'));
+    expect(after.frames.find((frame) => frame.frameId === child.frameId)?.url).toBe(site.url('/index.html'));
+    await end(id);
+  });
+
+  it('navigate with an unknown frameId is a frame_not_found error', async () => {
+    const id = await start();
+    expect(errorCode(await navigate(id, site.url('/index.html'), { frameId: '9999' }))).toBe('frame_not_found');
+    await end(id);
+  });
+
+  it('navigate returns null result for same-document navigation', async () => {
+    const id = await start();
+    await okNav(id, site.url('/hash.html'));
+    const output = await okNav(id, site.url('/hash.html#section'));
+    expect(output).toMatchObject({ success: true, data: { result: null } });
+    await end(id);
+  });
+
+  it('every bad input is an isError result with a stable code', async () => {
+    const id = await start();
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['malformed URL', { sessionId: id, url: 'not a url' }, 'invalid_argument'],
+      ['file: URL', { sessionId: id, url: 'file:///etc/passwd' }, 'url_not_allowed'],
+      ['javascript: URL', { sessionId: id, url: 'javascript:alert(1)' }, 'url_not_allowed'],
+      ['data: URL', { sessionId: id, url: 'data:text/html,<h1>hi</h1>' }, 'url_not_allowed'],
+      ['ftp: URL', { sessionId: id, url: 'ftp://example.com/' }, 'url_not_allowed'],
+      ['unknown session', { sessionId: 'no-such-session', url: site.url('/index.html') }, 'session_not_found'],
+      ['DNS failure', { sessionId: id, url: 'http://no-such-host.invalid/', options: { timeout: 10_000 } }, 'navigation_failed'],
+      ['waitUntil outside the enum', { sessionId: id, url: site.url('/index.html'), options: { waitUntil: 'networkidle0' } }, 'invalid_argument'],
+      ['negative timeout', { sessionId: id, url: site.url('/index.html'), options: { timeout: -5 } }, 'invalid_argument'],
+      ['missing url', { sessionId: id }, 'invalid_argument'],
+      ['unknown field', { sessionId: id, url: site.url('/index.html'), bogus: 1 }, 'invalid_argument'],
+    ];
+    for (const [label, args, code] of cases) {
+      const result = await server.call('navigate', args);
+      expect(result.isError, label).toBe(true);
+      expect(errorCode(result), label).toBe(code);
+      expect((result._meta?.error as { message: string }).message.length, label).toBeGreaterThan(10);
+    }
+    expect(errorCode(await server.call('session_end', { sessionId: 'no-such-session' }))).toBe('session_not_found');
+    // The session survives all of that.
+    expect((await okNav(id, site.url('/index.html'))).data.result!.status).toBe(200);
+    await end(id);
+  });
+
+  it('20 sessions started and navigated concurrently are isolated from each other', async () => {
+    const ids = await Promise.all(Array.from({ length: 20 }, start));
+    expect(new Set(ids).size).toBe(20);
+    // Only even sessions get a cookie; odd sessions must not see any.
+    await Promise.all(ids.map((id, i) => okNav(id, site.url(i % 2 === 0 ? `/set-cookie?value=s${i}` : '/index.html'))));
+    await Promise.all(ids.map((id, i) => okNav(id, site.url(`/cookies?i=${i}`))));
+    for (let i = 0; i < ids.length; i++) {
+      const cookie = site.requests.find((request) => request.url === `/cookies?i=${i}`);
+      expect(cookie?.headers.cookie, `session ${i}`).toBe(i % 2 === 0 ? `token=s${i}` : undefined);
+    }
+    await Promise.all(ids.map(end));
+  });
+
+  it('session_end frees the browser context and the id stops working', async () => {
+    const baseline = await settledRendererCount();
+    const ids = await Promise.all([start(), start(), start()]);
+    await Promise.all(ids.map((id) => okNav(id, site.url('/index.html'))));
+    // Each context renders in its own process; Chromium may have had one spare renderer ready.
+    expect(renderersUnder(server.pid!).length).toBeGreaterThanOrEqual(baseline + 2);
+    for (const id of ids) expect((await end(id)).structuredContent).toEqual({ success: true });
+    expect(await waitFor(() => renderersUnder(server.pid!).length <= baseline, 10_000)).toBe(true);
+    for (const id of ids) {
+      expect(await sessionInfo(id)).toBeUndefined();
+      expect(errorCode(await navigate(id, site.url('/index.html')))).toBe('session_not_found');
+    }
+  });
+
+  it('alert and confirm dialogs do not block navigation and are reported in _meta.pageEvents', async () => {
+    const id = await start();
+    const result = await navigate(id, site.url('/dialogs.html'), { options: { timeout: 10_000 } });
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    const dialogs = pageEvents(result).filter((event) => event.type === 'dialog');
+    expect(dialogs.map((event) => event.message)).toEqual([expect.stringMatching(/alert "Hello from alert" was accepted/), expect.stringMatching(/confirm "Proceed\?" was dismissed/)]);
+    await end(id);
+  });
+
+  it('a popup window is closed and reported as a page event', async () => {
+    const id = await start();
+    const result = await navigate(id, site.url('/popup.html'));
+    expect(result.isError).toBeFalsy();
+    // The popup may surface just after load; then it is in the session's recent events.
+    const reported = async () => [...pageEvents(result), ...((await sessionInfo(id))?.recentEvents ?? [])].some((event) => event.type === 'popup');
+    expect(await waitFor(reported, 5_000)).toBe(true);
+    expect(site.requests.some((request) => request.url === '/page2.html')).toBe(true);
+    await end(id);
+  });
+
+  it('an endlessly loading page times out and the session stays usable', async () => {
+    const id = await start();
+    const result = await navigate(id, site.url('/hang'), { options: { timeout: 1_000 } });
+    expect(errorCode(result)).toBe('navigation_timeout');
+    expect((await okNav(id, site.url('/page2.html'))).data.result!.status).toBe(200);
+    await end(id);
+  });
+
+  it('a session stuck in an infinite-loop page does not block another session', async () => {
+    const [busy, other] = await Promise.all([start(), start()]);
+    const stuck = navigate(busy, site.url('/loop.html'), { options: { timeout: 4_000 } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    const output = await okNav(other, site.url('/index.html'));
+    expect(output.data.result!.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(errorCode(await stuck)).toBe('navigation_timeout');
+    await Promise.all([end(busy), end(other)]);
   });
 });

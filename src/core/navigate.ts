@@ -87,17 +87,52 @@ export async function navigate(session: Session, req: NavigateRequest, policy: N
 
   ctx.progress?.({ message: `navigating to ${url.href}`, data: { stage: 'started', url: url.href, frameId } });
   const stopProgress = reportStages(frame, ctx);
+  const errorPage = watchErrorPage(frame);
+  const goto = () => frame.goto(url.href, { timeout, waitUntil, referer: req.options?.referer });
   let response: Response | null;
   try {
-    response = await frame.goto(url.href, { timeout, waitUntil, referer: req.options?.referer });
+    response = await goto().catch((err: unknown) => {
+      // The error page of an earlier failed navigation can commit late and cancel this one; it is not the user's doing.
+      if (err instanceof Error && /interrupted by another navigation to "chrome-error:/.test(err.message)) return goto();
+      throw err;
+    });
   } catch (err) {
+    // A failed load is only over once Chromium has committed its error page; otherwise that commit cancels the next navigate.
+    if (err instanceof Error && /net::ERR_/.test(err.message)) await errorPage.committed(2_000);
     throw navigationError(err, url.href, timeout, waitUntil, session);
   } finally {
+    errorPage.dispose();
     stopProgress();
   }
   const result = response ? await serializeResponse(response, frameId) : null;
   ctx.progress?.({ message: result ? `finished with status ${result.status}` : 'finished without a network response', data: { stage: 'finished', status: result?.status ?? null } });
   return { success: true, data: { result, actionId } };
+}
+
+/** Notices when `frame` commits Chromium's error page (chrome-error://), which happens asynchronously after a failed load. */
+function watchErrorPage(frame: Frame): { committed(ms: number): Promise<void>; dispose(): void } {
+  const page = frame.page();
+  let onCommit: (() => void) | undefined;
+  let seen = false;
+  const listener = (navigated: Frame) => {
+    if (navigated !== frame || !navigated.url().startsWith('chrome-error:')) return;
+    seen = true;
+    onCommit?.();
+  };
+  page.on('framenavigated', listener);
+  return {
+    committed: (ms) =>
+      seen || frame.isDetached()
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, ms);
+            onCommit = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          }),
+    dispose: () => page.off('framenavigated', listener),
+  };
 }
 
 function reportStages(frame: Frame, ctx: OperationContext): () => void {
@@ -165,11 +200,13 @@ function navigationError(err: unknown, url: string, timeout: number, waitUntil: 
     );
   }
   const message = err instanceof Error ? err.message : String(err);
+  // The browser died or the session was ended meanwhile: say that, not the symptom.
+  if (session.closedReason) return new ServiceError('session_closed', session.closedReason, { cause: err });
   if (/Frame was detached|frame got detached/i.test(message)) {
     return new ServiceError('frame_not_found', 'The frame was removed from the page during the navigation.', { cause: err });
   }
   if (/Target (page, context or browser )?(has been |was )?closed|crash/i.test(message)) {
-    return new ServiceError('page_crashed', `The page closed or crashed while loading ${url}. ${session.closedReason ?? 'Navigate again to retry.'}`, { cause: err });
+    return new ServiceError('page_crashed', `The page closed or crashed while loading ${url}. Navigate again to retry.`, { cause: err });
   }
   for (const [pattern, explanation] of NET_ERRORS) {
     if (pattern.test(message)) return new ServiceError('navigation_failed', `Could not load ${url}: ${explanation}.`, { cause: err });

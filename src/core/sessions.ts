@@ -23,10 +23,18 @@ export const PageEventSchema = z.object({
   at: z.string(),
 });
 
+export const FrameInfoSchema = z.object({
+  frameId: z.string().describe('Pass as frameId to navigate to load a URL in this frame.'),
+  url: z.string(),
+  name: z.string().describe('The frame\'s name attribute, "" when unnamed.'),
+  parentFrameId: z.string().nullable().describe('null for the main frame.'),
+});
+
 export const SessionInfoSchema = z.object({
   id: z.string().describe('Session id; pass it to every other operation.'),
   mainFrameId: z.string().describe('Frame id of the top-level frame.'),
   url: z.string().describe('Current URL of the page.'),
+  frames: z.array(FrameInfoSchema).describe('Every frame of the page, main frame first.'),
   createdAt: z.string(),
   lastUsedAt: z.string(),
   expiresAt: z.string().describe('When the session ends if it stays idle.'),
@@ -35,6 +43,12 @@ export const SessionInfoSchema = z.object({
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 
 const MAX_EVENTS = 50;
+
+/** Features that must watch a page from its first navigation (e.g. the page text's network and DOM-settle tracking). */
+const pageWatchers: Array<(session: Session, page: Page) => void> = [];
+export function watchSessionPages(watcher: (session: Session, page: Page) => void): void {
+  pageWatchers.push(watcher);
+}
 const CLOSE_TIMEOUT_MS = 10_000;
 
 /** One isolated browser session: a BrowserContext with one page, owned by one caller. */
@@ -84,7 +98,7 @@ export class Session {
   frame(id: string): Frame {
     const frame = this.framesById.get(id)?.deref();
     if (!frame || frame.isDetached() || frame.page() !== this.page) {
-      throw new ServiceError('frame_not_found', `No frame with id "${id}" in this session's page. Frame ids come from session_start (mainFrameId) and from the page text.`);
+      throw new ServiceError('frame_not_found', `No frame with id "${id}" in this session's page. Frame ids come from session_start and session_list (frames) and from the page text.`);
     }
     return frame;
   }
@@ -127,6 +141,10 @@ export class Session {
       id: this.id,
       mainFrameId: this.frameId(this.page.mainFrame()),
       url: this.page.url(),
+      frames: this.page.frames().map((frame) => {
+        const parent = frame.parentFrame();
+        return { frameId: this.frameId(frame), url: frame.url(), name: frame.name(), parentFrameId: parent ? this.frameId(parent) : null };
+      }),
       createdAt: this.createdAt.toISOString(),
       lastUsedAt: this.lastUsedAt.toISOString(),
       expiresAt: new Date(this.lastUsedAt.getTime() + idleTimeoutMs).toISOString(),
@@ -164,6 +182,7 @@ export class Session {
   }
 
   private watchPage(page: Page): void {
+    for (const watcher of pageWatchers) watcher(this, page);
     page.on('dialog', (dialog) => this.handleDialog(dialog));
     page.on('crash', () => {
       this.crashed = true;
