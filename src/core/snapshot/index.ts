@@ -1,9 +1,16 @@
 import type { Locator } from 'playwright-core';
-import { ServiceError } from '../errors.js';
+import { throwIfAborted } from '../errors.js';
 import type { OperationContext } from '../operation.js';
-import type { Session } from '../sessions.js';
+import { watchSessionPages, type Session } from '../sessions.js';
+import { fetchAXTree } from './ax.js';
+import { DEFAULT_CALL_TIMEOUT_MS, bounded, pageSession } from './cdp.js';
+import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
+import { REFS_KEY, resolveRefLocator, type RefTarget } from './refs.js';
+import { Renderer, type FrameSlot } from './render.js';
+import { resolveScope, scopeRoots } from './scope.js';
+import { waitForSettledDom, watchPage } from './settle.js';
 
-/** An interactive element the page text gave a ref to, e.g. "0-41" (frame 0, node 41). */
+/** An interactive element the page text gave a ref to, e.g. "0-41" (frame 0, DOM node 41). */
 export interface ElementRef {
   ref: string;
   frameId: string;
@@ -26,14 +33,45 @@ export interface SnapshotOptions {
   selector?: string;
   iframes?: boolean;
   domSettleTimeoutMs?: number;
+  /** Longest wait for any one browser call; a page stuck in a script loop fails with `timeout` after it. */
+  callTimeoutMs?: number;
 }
 
+export const DEFAULT_DOM_SETTLE_TIMEOUT_MS = 30_000;
+
+// Network and DOM-change tracking must start with the page, before the first navigation.
+watchSessionPages((_session, page) => watchPage(page));
+
 /** Reads the page as text with element refs; the refs stay resolvable on the session until the next snapshot. */
-export async function takeSnapshot(_session: Session, _options: SnapshotOptions = {}, _ctx: OperationContext = {}): Promise<PageSnapshot> {
-  throw new ServiceError('not_implemented', 'Page text is not available yet.');
+export async function takeSnapshot(session: Session, options: SnapshotOptions = {}, ctx: OperationContext = {}): Promise<PageSnapshot> {
+  const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  await waitForSettledDom(session, options.domSettleTimeoutMs ?? DEFAULT_DOM_SETTLE_TIMEOUT_MS, callTimeoutMs, ctx.signal);
+  throwIfAborted(ctx.signal);
+  const page = session.page;
+  const cdp = await pageSession(page, callTimeoutMs);
+  if (options.iframes) await stampFrames(session, callTimeoutMs);
+  const scope = options.selector !== undefined ? await resolveScope(cdp, options.selector) : undefined;
+  const tree = await fetchAXTree(cdp);
+  throwIfAborted(ctx.signal);
+  const mainId = session.frameId(page.mainFrame());
+  const renderer = new Renderer(tree, mainId, options.iframes ?? false);
+  const roots = scope === undefined ? [tree.root] : await scopeRoots(cdp, tree, scope);
+  for (const root of roots) renderer.render(root);
+  const frames: FrameRefs[] = [{ frameId: mainId, refs: renderer.refs }];
+  if (options.iframes) await fillFrameSlots(session, renderer.lines.filter(isSlot) as FrameSlot[], cdp, callTimeoutMs, frames);
+
+  const targets = new Map<string, RefTarget>();
+  for (const { frameId, refs } of frames) {
+    for (const [ref, found] of refs) targets.set(ref, { ref, frameId, ...found });
+  }
+  session.state.set(REFS_KEY, targets);
+  const title = await bounded(page.title(), callTimeoutMs, 'reading the title').catch(() => '');
+  const refs = new Map<string, ElementRef>();
+  for (const [ref, { backendNodeId: _unused, ...element }] of targets) refs.set(ref, element);
+  return { text: flatten(renderer.lines).join('\n'), refs, url: page.url(), title };
 }
 
 /** The element behind a ref of the latest snapshot, without any model call. */
-export async function resolveRef(_session: Session, ref: string): Promise<Locator> {
-  throw new ServiceError('invalid_argument', `Unknown element ref "${ref}".`);
+export function resolveRef(session: Session, ref: string): Promise<Locator> {
+  return resolveRefLocator(session, ref);
 }

@@ -1,0 +1,56 @@
+import type { CDPSession, Frame, Page } from 'playwright-core';
+import { ServiceError } from '../errors.js';
+import { withTimeout } from '../operation.js';
+
+/** Longest any single browser call of the page text may take; a page stuck in a script loop never answers. */
+export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
+
+/** A CDP session bound to one frame target, with every call bounded by a deadline. */
+export class Cdp {
+  constructor(
+    readonly session: CDPSession,
+    private readonly timeoutMs: number,
+    /** Set for frames that share their parent's renderer: CDP addresses them by frame id. */
+    readonly frameId?: string,
+  ) {}
+
+  /** Loosely typed on purpose: the few results we read are described by the interfaces in ax.ts. */
+  send<T>(method: string, params?: object): Promise<T> {
+    const call = (this.session.send as unknown as (m: string, p?: object) => Promise<T>)(method, params);
+    return bounded(call, this.timeoutMs, `reading the page (${method})`);
+  }
+}
+
+/** Rejects with a `timeout` ServiceError when `promise` takes longer than `ms`. */
+export function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  promise.catch(() => undefined);
+  return withTimeout(promise, ms, () => new ServiceError('timeout', `The page did not answer within ${ms} ms while ${what}; it may be stuck in a script loop or too large. Try again, or navigate away.`));
+}
+
+const pageSessions = new WeakMap<Page, Promise<CDPSession>>();
+
+/** The page's own CDP session, opened once per page and reused. */
+export function pageSession(page: Page, timeoutMs: number): Promise<Cdp> {
+  let session = pageSessions.get(page);
+  if (!session) {
+    session = page.context().newCDPSession(page);
+    session.catch(() => pageSessions.delete(page));
+    pageSessions.set(page, session);
+  }
+  return bounded(session, timeoutMs, 'opening a CDP session').then((s) => new Cdp(s, timeoutMs));
+}
+
+/**
+ * The CDP session that can read `frame`: its own target for an out-of-process (cross-site) iframe,
+ * otherwise the parent's session addressed by CDP frame id.
+ */
+export async function frameSession(frame: Frame, parent: Cdp, cdpFrameId: string, timeoutMs: number): Promise<{ cdp: Cdp; detach?: () => Promise<void> }> {
+  try {
+    const session = await bounded(frame.page().context().newCDPSession(frame), timeoutMs, 'opening a frame CDP session');
+    return { cdp: new Cdp(session, timeoutMs), detach: () => session.detach().catch(() => undefined) };
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+    // Playwright refuses frames that live in their parent's process: those are read through the parent's session.
+    return { cdp: new Cdp(parent.session, timeoutMs, cdpFrameId) };
+  }
+}

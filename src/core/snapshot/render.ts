@@ -1,0 +1,238 @@
+import { name, property, role, type AXNode, type AXTree } from './ax.js';
+
+/** Roles a user acts on; each gets a ref. Focusable nodes of other roles get one too. */
+const INTERACTIVE = new Set([
+  'button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'option', 'menuitem',
+  'menuitemcheckbox', 'menuitemradio', 'tab', 'switch', 'slider', 'spinbutton', 'treeitem', 'DisclosureTriangle',
+  'ToggleButton', 'PopUpButton', 'scrollbar', 'textField',
+]);
+/** Never shown, and their subtrees neither (list bullets and glyph boxes duplicate other text). */
+const SKIP = new Set(['InlineTextBox', 'ListMarker']);
+/** Containers worth a line of their own, with their content indented under them. */
+const LANDMARKS = new Set(['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog']);
+/** Inline formatting: its text joins the surrounding line. */
+const INLINE = new Set(['StaticText', 'strong', 'emphasis', 'code', 'mark', 'subscript', 'superscript', 'time', 'abbr', 'deletion', 'insertion', 'Abbr', 'LabelText', 'none']);
+const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader']);
+const NOT_FOCUS_TARGETS = new Set(['RootWebArea', 'Iframe', 'WebArea', 'IframePresentational']);
+
+export interface RenderedRef {
+  role: string;
+  name: string;
+  backendNodeId: number;
+  href?: string;
+}
+
+/** A place in the output where an iframe's content goes (filled in later, when iframes are read). */
+export interface FrameSlot {
+  backendNodeId: number;
+  depth: number;
+  lines: Array<string | FrameSlot>;
+}
+
+/** Renders one frame's accessibility tree as compact text lines; refs are `${frameId}-${backendNodeId}`. */
+export class Renderer {
+  readonly lines: Array<string | FrameSlot> = [];
+  readonly refs = new Map<string, RenderedRef>();
+  private line: string[] = [];
+  private lineDepth = 0;
+  /** Inside a table row, blocks and controls stay on the row's line. */
+  private rowDepth = 0;
+
+  constructor(
+    private readonly tree: AXTree,
+    private readonly frameId: string,
+    private readonly iframes: boolean,
+  ) {}
+
+  render(root: AXNode, depth = 0): Array<string | FrameSlot> {
+    this.node(root, depth, false);
+    this.flush();
+    return this.lines;
+  }
+
+  private children(node: AXNode): AXNode[] {
+    const out: AXNode[] = [];
+    for (const id of node.childIds ?? []) {
+      const child = this.tree.nodes.get(id);
+      if (child) out.push(child);
+    }
+    return out;
+  }
+
+  private node(node: AXNode, depth: number, mixed: boolean): void {
+    const r = role(node);
+    if (SKIP.has(r)) return;
+    if (node.ignored) return this.kids(node, depth);
+    if (r === 'StaticText') return this.text(name(node), depth);
+    if (r === 'LineBreak') return this.flush();
+    if (r === 'Iframe' || r === 'IframePresentational') return this.iframe(node, depth);
+    if (this.isInteractive(node, r)) return this.control(node, r, depth);
+    if (r === 'heading') return this.block(node, depth, `${'#'.repeat(Number(property(node, 'level') ?? 2))} `);
+    if (r === 'image' || r === 'img' || r === 'figure' && name(node)) return this.image(node, depth);
+    if (r === 'listitem') return this.block(node, depth, '- ');
+    if (r === 'row') return this.row(node, depth);
+    if (CELLS.has(r)) return this.kids(node, depth);
+    if (LANDMARKS.has(r) || ((r === 'region' || r === 'form' || r === 'group') && name(node))) {
+      this.flush();
+      if (this.rowDepth === 0) this.lines.push(`${indent(depth)}${r}:${name(node) ? ` ${clean(name(node))}` : ''}`);
+      this.kids(node, depth + 1);
+      return this.flush();
+    }
+    if (INLINE.has(r) || (mixed && r === 'generic')) return this.kids(node, depth);
+    this.block(node, depth, '');
+  }
+
+  private kids(node: AXNode, depth: number): void {
+    const kids = this.children(node);
+    const mixed = kids.some((kid) => role(kid) === 'StaticText');
+    for (const kid of kids) this.node(kid, depth, mixed);
+  }
+
+  private block(node: AXNode, depth: number, prefix: string): void {
+    this.flush();
+    if (prefix) this.append(prefix, depth);
+    this.kids(node, depth);
+    this.flush();
+  }
+
+  private text(value: string, depth: number): void {
+    if (value.trim()) this.append(value, depth);
+  }
+
+  private append(piece: string, depth: number): void {
+    if (this.line.length === 0) this.lineDepth = depth;
+    this.line.push(piece);
+  }
+
+  private flush(): void {
+    if (this.rowDepth > 0) {
+      this.line.push(' ');
+      return;
+    }
+    const text = clean(this.line.join(''));
+    this.line = [];
+    if (text && !/^(#+|-)$/.test(text)) this.lines.push(indent(this.lineDepth) + text);
+  }
+
+  private isInteractive(node: AXNode, r: string): boolean {
+    if (INTERACTIVE.has(r)) return !(r === 'option' && this.inNativeSelect(node));
+    return property(node, 'focusable') === true && !NOT_FOCUS_TARGETS.has(r);
+  }
+
+  private inNativeSelect(node: AXNode): boolean {
+    const parent = node.parentId ? this.tree.nodes.get(node.parentId) : undefined;
+    return role(parent ?? node) === 'MenuListPopup';
+  }
+
+  /** `[ref] role: name = "value" (states)`; text before it on the same line stays, the element ends the line. */
+  private control(node: AXNode, r: string, depth: number): void {
+    const label = clean(name(node));
+    const ref = `${this.frameId}-${node.backendDOMNodeId}`;
+    const href = r === 'link' ? stringProp(node, 'url') : undefined;
+    if (node.backendDOMNodeId !== undefined) this.refs.set(ref, { role: r, name: label, backendNodeId: node.backendDOMNodeId, href });
+    let text = `[${ref}] ${r}`;
+    if (label) text += `: ${label}`;
+    else if (href) text += `: ${shortUrl(href)}`;
+    const value = node.value?.value;
+    if (value !== undefined && value !== '' && String(value) !== label && r !== 'link') text += ` = ${JSON.stringify(String(value))}`;
+    const states = stateList(node);
+    if (states) text += ` (${states})`;
+    this.append(this.line.length ? ` ${text}` : text, depth);
+    const covered = !label || label.includes(clean(subtreeText(this.tree, node)));
+    if (!covered || this.hasInteractiveInside(node)) {
+      this.flush();
+      this.kids(node, depth + 1);
+    }
+    this.flush();
+  }
+
+  private hasInteractiveInside(node: AXNode): boolean {
+    for (const kid of this.children(node)) {
+      const r = role(kid);
+      if (!kid.ignored && r !== 'StaticText' && this.isInteractive(kid, r)) return true;
+      if (this.hasInteractiveInside(kid)) return true;
+    }
+    return false;
+  }
+
+  private image(node: AXNode, depth: number): void {
+    const label = clean(name(node));
+    if (label) this.append(`${this.line.length ? ' ' : ''}img: ${label}`, depth);
+    if (!label || !label.includes(clean(subtreeText(this.tree, node)))) this.kids(node, depth);
+  }
+
+  private row(node: AXNode, depth: number): void {
+    this.flush();
+    this.rowDepth++;
+    const cells = this.children(node);
+    this.append('|', depth);
+    for (const cell of cells) {
+      this.line.push(' ');
+      this.node(cell, depth, false);
+      this.line.push(' |');
+    }
+    this.rowDepth--;
+    this.flush();
+  }
+
+  private iframe(node: AXNode, depth: number): void {
+    this.flush();
+    const label = clean(name(node));
+    const head = `${indent(depth)}iframe${label ? `: ${label}` : ''}`;
+    if (!this.iframes || node.backendDOMNodeId === undefined) {
+      this.lines.push(`${head} (has content; read it with iframes: true)`);
+      return;
+    }
+    this.lines.push(head);
+    this.lines.push({ backendNodeId: node.backendDOMNodeId, depth: depth + 1, lines: [] });
+  }
+}
+
+/** Concatenated text of a subtree, for telling whether a name already says it all. */
+function subtreeText(tree: AXTree, node: AXNode): string {
+  let out = '';
+  for (const id of node.childIds ?? []) {
+    const kid = tree.nodes.get(id);
+    if (!kid || SKIP.has(role(kid))) continue;
+    out += role(kid) === 'StaticText' ? name(kid) : subtreeText(tree, kid);
+  }
+  return out;
+}
+
+function stateList(node: AXNode): string {
+  const states: string[] = [];
+  const checked = property(node, 'checked');
+  if (checked === 'true' || checked === true) states.push('checked');
+  else if (checked === 'mixed') states.push('mixed');
+  const pressed = property(node, 'pressed');
+  if (pressed === 'true' || pressed === true) states.push('pressed');
+  if (property(node, 'selected') === true && role(node) !== 'option') states.push('selected');
+  const expanded = property(node, 'expanded');
+  if (expanded !== undefined) states.push(expanded ? 'expanded' : 'collapsed');
+  if (property(node, 'disabled') === true) states.push('disabled');
+  if (property(node, 'required') === true) states.push('required');
+  if (property(node, 'readonly') === true && role(node) !== 'link') states.push('readonly');
+  return states.join(', ');
+}
+
+function stringProp(node: AXNode, key: string): string | undefined {
+  const value = property(node, key);
+  return typeof value === 'string' && value ? value : undefined;
+}
+
+function shortUrl(href: string): string {
+  try {
+    const url = new URL(href);
+    return url.protocol.startsWith('http') ? url.pathname + url.search : href;
+  } catch {
+    return href;
+  }
+}
+
+export function clean(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function indent(depth: number): string {
+  return ' '.repeat(depth);
+}
