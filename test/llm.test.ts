@@ -39,7 +39,7 @@ const tools = [{ name: 'click', description: 'Click an element', inputSchema: { 
 describe('resolveModel', () => {
   it('reads provider from a prefix or a bare name', () => {
     expect(resolveModel('openai/gpt-4.1-mini', {}, { env })).toMatchObject({ provider: 'openai', model: 'gpt-4.1-mini', apiKey: OPENAI_KEY, baseURL: fake.openaiBaseURL });
-    expect(resolveModel('anthropic/claude-sonnet-4-5', {}, { env })).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: ANTHROPIC_KEY });
+    expect(resolveModel('anthropic/claude-sonnet-4-6', {}, { env })).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-6', apiKey: ANTHROPIC_KEY });
     expect(resolveModel('gpt-4o', {}, { env }).provider).toBe('openai');
     expect(resolveModel('o3-mini', {}, { env }).provider).toBe('openai');
     expect(resolveModel('claude-3-5-haiku-latest', {}, { env }).provider).toBe('anthropic');
@@ -47,7 +47,7 @@ describe('resolveModel', () => {
 
   it('uses the default model, then the provider whose key is set', () => {
     expect(resolveModel(undefined, {}, { env, model: 'anthropic/claude-x' })).toMatchObject({ provider: 'anthropic', model: 'claude-x' });
-    expect(resolveModel(undefined, {}, { env: { ANTHROPIC_API_KEY: 'k' } })).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
+    expect(resolveModel(undefined, {}, { env: { ANTHROPIC_API_KEY: 'k' } })).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-6' });
     expect(resolveModel(undefined, {}, { env: { OPENAI_API_KEY: 'k' } })).toMatchObject({ provider: 'openai', model: 'gpt-4.1-mini' });
   });
 
@@ -174,7 +174,7 @@ describe('OpenAI adapter through the openai SDK', () => {
 });
 
 describe('Anthropic adapter through @anthropic-ai/sdk', () => {
-  const client = () => createLLMClient(resolveModel('anthropic/claude-sonnet-4-5', { maxRetries: 0 }, { env }));
+  const client = () => createLLMClient(resolveModel('anthropic/claude-sonnet-4-6', { maxRetries: 0 }, { env }));
 
   it('sends tools, merged tool results and images in Messages form and maps the answer', async () => {
     fake.enqueue({ toolCalls: [{ name: 'click', arguments: { ref: '0-9' } }], text: 'clicking', usage: { input: 50, output: 7, cached: 30, reasoning: 2 } });
@@ -184,7 +184,7 @@ describe('Anthropic adapter through @anthropic-ai/sdk', () => {
 
     const { body, headers } = fake.requests[0]!;
     expect(headers.authorization ?? headers['x-api-key']).toContain(ANTHROPIC_KEY);
-    expect(body).toMatchObject({ model: 'claude-sonnet-4-5', system: 'be brief', max_tokens: 1000, tool_choice: { type: 'any' } });
+    expect(body).toMatchObject({ model: 'claude-sonnet-4-6', system: 'be brief', max_tokens: 1000, tool_choice: { type: 'any' } });
     expect(body.tools).toEqual([{ name: 'click', description: 'Click an element', input_schema: tools[0]!.inputSchema }]);
     expect(body.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(body.messages[0].content[1]).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } });

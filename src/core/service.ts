@@ -64,7 +64,7 @@ export class BrowserService {
   }
 
   extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<Outcome<ExtractOutcome>> {
-    return this.operate(owner, id, (session) => extract(session, options, ctx), ctx);
+    return this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
   }
 
   async agentExecute(_owner: string, _id: string, _req: AgentExecuteRequest, _ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {

@@ -15,7 +15,7 @@ export interface ModelDefaults {
 }
 
 /** The model each provider uses when only a key is configured. */
-export const DEFAULT_MODELS: Record<Provider, string> = { openai: 'gpt-4.1-mini', anthropic: 'claude-sonnet-4-5' };
+export const DEFAULT_MODELS: Record<Provider, string> = { openai: 'gpt-4.1-mini', anthropic: 'claude-sonnet-4-6' };
 
 const ENV = {
   openai: { key: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL', organization: 'OPENAI_ORG_ID' },
