@@ -1,4 +1,8 @@
+import { z } from 'zod';
+import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, type AgentResult } from '../core/agent/schema.js';
 import type { ServiceConfig } from '../core/config.js';
+import { ServiceError } from '../core/errors.js';
+import type { ProgressEvent } from '../core/operation.js';
 import type { ExtractOptions } from '../core/extract.js';
 import type { NavigateRequest, NavigateResponse } from '../core/navigate.js';
 import { BrowserService } from '../core/service.js';
@@ -54,6 +58,42 @@ export class BrowserSession {
 
   end(): Promise<void> {
     return this.service.endSession(LIBRARY_OWNER, this.id);
+  }
+
+  /** An agent on this session (2.6); besides the wire form, `tools` with zod schemas and connected MCP `Client`s are allowed. */
+  agent(config: AgentConfig = {}): SessionAgent {
+    return new SessionAgent(this.service, this.id, config);
+  }
+}
+
+/** Library-only parts of AgentConfig are checked for shape here; the rest exactly as over MCP and REST. */
+const LibraryAgentConfig = AgentConfigWire.extend({
+  integrations: z.array(z.union([AgentConfigWire.shape.integrations.unwrap().element, z.custom((value) => typeof value === 'object' && value !== null && 'callTool' in value, 'an MCP URL, {url, headers} or a connected Client')])).optional(),
+  tools: z.record(z.string(), z.custom((value) => typeof value === 'object' && value !== null && 'execute' in value, 'a tool {description, inputSchema, execute}')).optional(),
+}).strict();
+
+export interface AgentRunOptions {
+  /** Abort to stop the agent; execute then rejects with a `cancelled` ServiceError. */
+  signal?: AbortSignal;
+  /** Called after each action. */
+  onProgress?: (event: ProgressEvent) => void;
+}
+
+export class SessionAgent {
+  constructor(
+    private readonly service: BrowserService,
+    private readonly sessionId: string,
+    readonly config: AgentConfig,
+  ) {}
+
+  /** `execute(instruction)` or `execute({instruction, maxSteps, autoScreenshot, waitBetweenActions, context, variables})`; snake_case names work too. */
+  async execute(instructionOrOptions: string | z.input<typeof AgentExecuteOptions>, run: AgentRunOptions = {}): Promise<AgentResult> {
+    const options = AgentExecuteOptions.safeParse(instructionOrOptions);
+    if (!options.success) throw new ServiceError('invalid_argument', `Invalid execute options: ${z.prettifyError(options.error)}`);
+    const config = LibraryAgentConfig.safeParse(this.config);
+    if (!config.success) throw new ServiceError('invalid_argument', `Invalid agent config: ${z.prettifyError(config.error)}`);
+    const { result } = await this.service.agentExecute(LIBRARY_OWNER, this.sessionId, { agentConfig: this.config, executeOptions: options.data }, { signal: run.signal, progress: run.onProgress });
+    return result;
   }
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { BrowserManager } from './browser.js';
 import { DEFAULTS, type ServiceConfig } from './config.js';
 import { createLogger } from './logger.js';
+import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
 import { ServiceError } from './errors.js';
 import { extract, type ExtractOptions, type ExtractOutcome } from './extract.js';
@@ -67,8 +68,9 @@ export class BrowserService {
     return this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
   }
 
-  async agentExecute(_owner: string, _id: string, _req: AgentExecuteRequest, _ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
-    throw new ServiceError('not_implemented', 'agent_execute is not available yet.');
+  /** Runs the agent in the session's queue, so nothing else touches the page until it has finished. */
+  agentExecute(owner: string, id: string, req: AgentExecuteRequest, ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
+    return this.operate(owner, id, (session) => runAgent(session, req.agentConfig ?? {}, req.executeOptions, { config: this.config }, ctx), ctx);
   }
 
   /** Runs `work` in the session's queue and collects the page events it caused; they are also sent as progress. */

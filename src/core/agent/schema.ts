@@ -1,3 +1,4 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import { Usage } from '../extract.js';
 
@@ -6,6 +7,7 @@ export const Integration = z.union([
   z.string().url(),
   z.object({ url: z.string().url(), headers: z.record(z.string(), z.string()).optional() }).strict(),
 ]);
+export type IntegrationSpec = z.infer<typeof Integration>;
 
 /** AgentConfig of the service interface (2.6), as it travels over MCP and REST. Custom `tools` exist only in the library. */
 export const AgentConfig = z
@@ -14,44 +16,70 @@ export const AgentConfig = z
     model: z.string().min(1).optional(),
     instructions: z.string().optional(),
     options: z.record(z.string(), z.unknown()).optional().describe('Provider options: apiKey, baseURL, organization, ...'),
-    integrations: z.array(Integration).optional(),
+    integrations: z.array(Integration).optional().describe('MCP servers whose tools the agent may call: URLs, or {url, headers}.'),
   })
   .strict();
-export type AgentConfig = z.infer<typeof AgentConfig>;
+export type AgentConfigWire = z.infer<typeof AgentConfig>;
 
-/** AgentExecuteOptions (2.7); snake_case names are accepted too. */
+/** A custom tool given through the library: the model sees its description and the JSON Schema of `inputSchema`. */
+export interface AgentTool<S extends z.ZodType = z.ZodType> {
+  description: string;
+  inputSchema: S;
+  execute(args: z.infer<S>, ctx: { signal: AbortSignal }): unknown;
+}
+
+/** An integration as the library may give it: a URL, {url, headers}, or an already connected SDK Client (left open). */
+export type AgentIntegration = IntegrationSpec | Client;
+
+/** AgentConfig (2.6) in full: the wire form plus connected clients and custom tools, which only the library can pass. */
+export type AgentConfig = Omit<AgentConfigWire, 'integrations'> & {
+  integrations?: AgentIntegration[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each tool has its own argument type
+  tools?: Record<string, AgentTool<any>>;
+};
+
+/** AgentExecuteOptions (2.7). */
 export const AgentExecuteOptionsObject = z
   .object({
-    instruction: z.string().min(1),
-    maxSteps: z.number().int().min(1).max(200).optional(),
-    autoScreenshot: z.boolean().optional(),
-    waitBetweenActions: z.number().int().min(0).max(60_000).optional(),
-    context: z.string().optional(),
-    variables: z.record(z.string(), z.string()).optional().describe('Values for %name% placeholders in the instruction; substituted after inference, never sent to the model or logged.'),
+    instruction: z.string().min(1).describe('The task, in natural language.'),
+    maxSteps: z.number().int().min(1).max(200).optional().describe('Most actions the agent may take (default 20).'),
+    autoScreenshot: z.boolean().optional().describe('Show the model a screenshot of the page each step (default true).'),
+    waitBetweenActions: z.number().int().min(0).max(60_000).optional().describe('Pause between actions, ms (default 0).'),
+    context: z.string().optional().describe('Extra context or constraints for the task.'),
+    variables: z
+      .record(z.string().regex(/^[A-Za-z0-9_]+$/), z.string())
+      .optional()
+      .describe('Values for %name% placeholders in the instruction; substituted after inference, never sent to the model or logged.'),
   })
   .strict();
-
-const SNAKE_CASE: Record<string, string> = { max_steps: 'maxSteps', auto_screenshot: 'autoScreenshot', wait_between_actions: 'waitBetweenActions' };
-
-export const AgentExecuteOptions = z.preprocess(
-  (value) => {
-    if (typeof value === 'string') return { instruction: value };
-    if (value && typeof value === 'object' && !Array.isArray(value)) {
-      return Object.fromEntries(Object.entries(value).map(([key, v]) => [SNAKE_CASE[key] ?? key, v]));
-    }
-    return value;
-  },
-  AgentExecuteOptionsObject,
-);
 export type AgentExecuteOptions = z.infer<typeof AgentExecuteOptionsObject>;
 
+/** The same options with the snake_case names of the Python client accepted beside the camelCase ones. */
+const AgentExecuteOptionsWire = AgentExecuteOptionsObject.extend({
+  max_steps: AgentExecuteOptionsObject.shape.maxSteps,
+  auto_screenshot: AgentExecuteOptionsObject.shape.autoScreenshot,
+  wait_between_actions: AgentExecuteOptionsObject.shape.waitBetweenActions,
+}).strict();
+
+/** Execute options as any door receives them: a bare instruction string, or the object in camelCase or snake_case. */
+export const AgentExecuteOptions = z.union([z.string().min(1), AgentExecuteOptionsWire]).transform((value): AgentExecuteOptions => {
+  if (typeof value === 'string') return { instruction: value };
+  const { max_steps, auto_screenshot, wait_between_actions, ...rest } = value;
+  return {
+    ...rest,
+    maxSteps: rest.maxSteps ?? max_steps,
+    autoScreenshot: rest.autoScreenshot ?? auto_screenshot,
+    waitBetweenActions: rest.waitBetweenActions ?? wait_between_actions,
+  };
+});
+
 export const AgentAction = z.object({
-  type: z.string().describe('Tool the agent used: goto, click, type, ..., done, or an integration tool.'),
-  arguments: z.record(z.string(), z.unknown()).optional(),
-  reasoning: z.string().optional(),
-  pageUrl: z.string().optional(),
-  timeMs: z.number().optional(),
-  error: z.string().optional(),
+  type: z.string().describe('Tool the agent used: goto, click, type, ..., done, or an integration or custom tool.'),
+  arguments: z.record(z.string(), z.unknown()).optional().describe('Arguments as the model gave them (variables stay as %name%).'),
+  reasoning: z.string().optional().describe('What the model said alongside the call.'),
+  pageUrl: z.string().optional().describe('URL of the page when the action started.'),
+  timeMs: z.number().optional().describe('How long the action took.'),
+  error: z.string().optional().describe('Why the action failed; the model saw this and could recover.'),
 });
 export type AgentAction = z.infer<typeof AgentAction>;
 
@@ -74,4 +102,10 @@ export const AgentExecuteRequest = z
     streamResponse: z.boolean().optional(),
   })
   .strict();
-export type AgentExecuteRequest = z.infer<typeof AgentExecuteRequest>;
+
+/** What BrowserService.agentExecute takes: the wire request, or the library's richer config. */
+export interface AgentExecuteRequest {
+  agentConfig?: AgentConfig;
+  executeOptions: AgentExecuteOptions;
+  streamResponse?: boolean;
+}

@@ -1,8 +1,9 @@
 import type { ToolDefinition } from '../tool.js';
+import { agentExecuteTool } from './agent-execute.js';
 import { navigateTool } from './navigate.js';
 import { sessionEndTool } from './session-end.js';
 import { sessionListTool } from './session-list.js';
 import { sessionStartTool } from './session-start.js';
 
 /** Every MCP tool, in the order clients list them. */
-export const tools: ToolDefinition[] = [sessionStartTool, navigateTool, sessionEndTool, sessionListTool] as unknown as ToolDefinition[];
+export const tools: ToolDefinition[] = [sessionStartTool, navigateTool, sessionEndTool, sessionListTool, agentExecuteTool] as unknown as ToolDefinition[];

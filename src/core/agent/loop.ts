@@ -1,0 +1,238 @@
+import type { ServiceConfig } from '../config.js';
+import { isAbortError, ServiceError, throwIfAborted } from '../errors.js';
+import type { Usage } from '../extract.js';
+import { createLLMClient, DEFAULT_MODELS, parseModelName, resolveModel } from '../llm/index.js';
+import type { ChatResponse, LLMClient } from '../llm/types.js';
+import { sleep, type OperationContext } from '../operation.js';
+import type { Session } from '../sessions.js';
+import { takeSnapshot } from '../snapshot/index.js';
+import { Integrations } from './integrations.js';
+import { History, systemPrompt, taskMessage, type PageState } from './prompt.js';
+import type { AgentAction, AgentConfig, AgentExecuteOptions, AgentResult } from './schema.js';
+import { Toolbox } from './toolbox.js';
+import { describeToolError, type ToolEnv } from './tools.js';
+import { Variables } from './variables.js';
+
+export const AGENT_DEFAULTS = { maxSteps: 20, autoScreenshot: true, waitBetweenActions: 0 } as const;
+
+/** Longest wait for the DOM to settle before reading the page each step. */
+const STEP_DOM_SETTLE_MS = 2_000;
+const SCREENSHOT_TIMEOUT_MS = 10_000;
+const MAX_OUTPUT_TOKENS = 4_096;
+
+export interface AgentDeps {
+  /** The server's defaults: model, environment (API keys), URL policy. */
+  config: Pick<ServiceConfig, 'model' | 'env' | 'allowFileUrls'>;
+  /** A ready model client (tests, benchmarks); otherwise one is built from AgentConfig. */
+  llm?: LLMClient;
+}
+
+interface StepTiming {
+  step: number;
+  observeMs: number;
+  modelMs: number;
+  actionsMs: number;
+}
+
+type StopReason = 'done' | 'max_steps';
+
+/** Runs the agent on a session until it calls done, spends maxSteps, is cancelled, or its model fails. */
+export async function runAgent(session: Session, config: AgentConfig, options: AgentExecuteOptions, deps: AgentDeps, ctx: OperationContext = {}): Promise<AgentResult> {
+  const started = performance.now();
+  const signal = ctx.signal ?? new AbortController().signal;
+  Toolbox.checkCustomTools(config.tools);
+  const llm = deps.llm ?? createLLMClient(resolveModel(modelName(config, deps.config.model), config.options, { model: deps.config.model, env: deps.config.env, provider: config.provider }));
+  const integrations = await Integrations.connect(config.integrations, Toolbox.reservedNames(config.tools), signal);
+  try {
+    throwIfAborted(signal);
+    return await loop(session, config, options, deps, ctx, signal, llm, integrations, started);
+  } finally {
+    await integrations.close();
+  }
+}
+
+/** An explicit provider without a model means that provider's default, unless the server default is of that provider. */
+function modelName(config: AgentConfig, serverDefault: string | undefined): string | undefined {
+  if (config.model || !config.provider) return config.model;
+  if (serverDefault) {
+    try {
+      if (parseModelName(serverDefault, undefined, false).provider === config.provider) return serverDefault;
+    } catch {
+      // An unparseable server default is reported when it is actually used.
+    }
+  }
+  return `${config.provider}/${DEFAULT_MODELS[config.provider]}`;
+}
+
+async function loop(
+  session: Session,
+  config: AgentConfig,
+  options: AgentExecuteOptions,
+  deps: AgentDeps,
+  ctx: OperationContext,
+  signal: AbortSignal,
+  llm: LLMClient,
+  integrations: Integrations,
+  started: number,
+): Promise<AgentResult> {
+  const maxSteps = options.maxSteps ?? AGENT_DEFAULTS.maxSteps;
+  const autoScreenshot = (options.autoScreenshot ?? AGENT_DEFAULTS.autoScreenshot) && llm.supportsImages;
+  const waitBetweenActions = options.waitBetweenActions ?? AGENT_DEFAULTS.waitBetweenActions;
+  const variables = new Variables(options.variables);
+  const usage: Usage = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0, inference_time_ms: 0 };
+  const addUsage = (more: Usage) => {
+    usage.input_tokens += more.input_tokens;
+    usage.output_tokens += more.output_tokens;
+    usage.reasoning_tokens! += more.reasoning_tokens ?? 0;
+    usage.cached_input_tokens! += more.cached_input_tokens ?? 0;
+    usage.inference_time_ms += more.inference_time_ms;
+  };
+  let screenshotRequested = false;
+  const env: ToolEnv = {
+    session,
+    config: deps.config,
+    signal,
+    variables,
+    extractModel: { modelName: `${llm.provider}/${llm.model}`, modelClientOptions: config.options },
+    addUsage,
+    requestScreenshot: () => (screenshotRequested = llm.supportsImages),
+  };
+  const toolbox = new Toolbox(config.tools, integrations, env);
+  const system = systemPrompt(config.instructions, variables.names);
+  const history = new History(variables.redact(taskMessage(options)));
+  const actions: AgentAction[] = [];
+  const timings: StepTiming[] = [];
+  let eventSeq = session.lastEventSeq;
+  let steps = 0;
+
+  const finish = (stop: StopReason, success: boolean, completed: boolean, message: string): AgentResult => ({
+    success,
+    message: variables.redact(message),
+    actions,
+    completed,
+    metadata: {
+      steps,
+      actionCount: actions.length,
+      stopReason: stop,
+      provider: llm.provider,
+      model: llm.model,
+      maxSteps,
+      autoScreenshot,
+      waitBetweenActions,
+      integrations: integrations.labels,
+      tools: toolbox.specs.map((spec) => spec.name),
+      durationMs: Math.round(performance.now() - started),
+      stepTimings: timings,
+    },
+    usage,
+  });
+
+  // Each model turn counts as a step too, so a model that never acts cannot loop forever.
+  while (actions.length < maxSteps && steps < maxSteps) {
+    throwIfAborted(signal);
+    steps++;
+    const timing: StepTiming = { step: steps, observeMs: 0, modelMs: 0, actionsMs: 0 };
+    timings.push(timing);
+
+    let mark = performance.now();
+    const notes = session.eventsSince(eventSeq).map((event) => `${event.message}${event.url ? ` (${event.url})` : ''}`);
+    eventSeq = session.lastEventSeq;
+    const state = await observe(session, { step: steps, maxSteps, notes, screenshot: autoScreenshot || screenshotRequested, variables, signal });
+    screenshotRequested = false;
+    history.addState(state);
+    timing.observeMs = Math.round(performance.now() - mark);
+
+    mark = performance.now();
+    const response = await think(llm, { system, messages: history.messages, tools: toolbox.specs, toolChoice: 'required', maxOutputTokens: MAX_OUTPUT_TOKENS, signal });
+    timing.modelMs = Math.round(performance.now() - mark);
+    addUsage(response.usage);
+    history.addAssistant(response.text, response.toolCalls);
+    if (!response.toolCalls.length) {
+      history.addNudge();
+      continue;
+    }
+
+    mark = performance.now();
+    let done: { success: boolean; message: string } | undefined;
+    for (const call of response.toolCalls) {
+      if (done || actions.length >= maxSteps) {
+        // Every call needs an answer before the conversation may go on.
+        history.addToolResult(call, { text: 'Not executed: the run ended first.', error: 'not executed' });
+        continue;
+      }
+      if (actions.length > 0 && waitBetweenActions > 0) await sleep(waitBetweenActions, signal).catch(() => throwIfAborted(signal));
+      const pageUrl = variables.redact(session.page.url());
+      const actionStart = performance.now();
+      const result = await toolbox.call(call);
+      const action: AgentAction = {
+        type: call.name,
+        arguments: argumentsRecord(call.arguments),
+        ...(response.text.trim() ? { reasoning: variables.redact(response.text.trim()) } : {}),
+        pageUrl,
+        timeMs: Math.round(performance.now() - actionStart),
+        ...(result.error !== undefined ? { error: result.error } : {}),
+      };
+      actions.push(action);
+      history.addToolResult(call, result);
+      ctx.progress?.({
+        message: `action ${actions.length}: ${call.name}${result.error !== undefined ? ` failed: ${result.error}` : ''}`,
+        data: { stage: 'action', step: steps, index: actions.length, action },
+      });
+      done = result.done;
+    }
+    timing.actionsMs = Math.round(performance.now() - mark);
+    if (done) return finish('done', done.success, true, done.message);
+  }
+  return finish('max_steps', false, false, `Stopped after ${actions.length} actions in ${steps} steps: maxSteps (${maxSteps}) was reached before the task was done.`);
+}
+
+async function think(llm: LLMClient, request: Parameters<LLMClient['chat']>[0]): Promise<ChatResponse> {
+  try {
+    return await llm.chat(request);
+  } catch (err) {
+    if (request.signal?.aborted || isAbortError(err)) throw new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+    if (err instanceof ServiceError) throw err;
+    throw new ServiceError('model_error', `The ${llm.provider} model "${llm.model}" failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
+interface ObserveOptions {
+  step: number;
+  maxSteps: number;
+  notes: string[];
+  screenshot: boolean;
+  variables: Variables;
+  signal: AbortSignal;
+}
+
+/** Reads the page for the model: text with refs (iframes included) and, when wanted, a screenshot. */
+async function observe(session: Session, options: ObserveOptions): Promise<PageState> {
+  const page = session.page;
+  const [snapshot, screenshot] = await Promise.all([
+    takeSnapshot(session, { iframes: true, domSettleTimeoutMs: STEP_DOM_SETTLE_MS }, { signal: options.signal }).catch((err: unknown) => {
+      if (options.signal.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
+      return { text: `(The page text could not be read: ${describeToolError(err)})`, url: page.url(), title: '' };
+    }),
+    options.screenshot
+      ? page
+          .screenshot({ type: 'jpeg', quality: 50, timeout: SCREENSHOT_TIMEOUT_MS })
+          .then((buffer) => buffer.toString('base64'))
+          .catch(() => undefined)
+      : Promise.resolve(undefined),
+  ]);
+  return {
+    step: options.step,
+    maxSteps: options.maxSteps,
+    url: options.variables.redact(snapshot.url),
+    title: options.variables.redact(snapshot.title),
+    text: options.variables.redact(snapshot.text),
+    notes: options.notes,
+    screenshot,
+  };
+}
+
+function argumentsRecord(args: unknown): Record<string, unknown> | undefined {
+  if (args && typeof args === 'object' && !Array.isArray(args)) return args as Record<string, unknown>;
+  if (typeof args === 'string' && args) return { raw: args };
+  return undefined;
+}

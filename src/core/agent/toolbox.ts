@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { isAbortError, ServiceError } from '../errors.js';
+import type { ToolCall, ToolSpec } from '../llm/types.js';
+import { withTimeout } from '../operation.js';
+import { Integrations, sanitize } from './integrations.js';
+import type { AgentTool } from './schema.js';
+import { BROWSER_TOOLS, clip, describeToolError, type BrowserTool, type ToolEnv } from './tools.js';
+
+/** Longest any one action may take before the model is told it timed out and the loop moves on. */
+const ACTION_GUARD_MS = 90_000;
+
+/** What one tool call did, for the model (text) and for the result (error, done). */
+export interface CallResult {
+  text: string;
+  error?: string;
+  done?: { success: boolean; message: string };
+}
+
+/** Every tool the model may call in one run: the browser's, the caller's own (library), and the integrations'. */
+export class Toolbox {
+  readonly specs: ToolSpec[];
+  private readonly browser = new Map<string, BrowserTool>(BROWSER_TOOLS.map((tool) => [tool.name, tool]));
+  private readonly custom: Map<string, AgentTool>;
+
+  constructor(
+    custom: Record<string, AgentTool> | undefined,
+    private readonly integrations: Integrations,
+    private readonly env: ToolEnv,
+  ) {
+    this.custom = new Map(Object.entries(custom ?? {}));
+    this.specs = [
+      ...BROWSER_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: jsonSchema(tool.input) })),
+      ...[...this.custom].map(([name, tool]) => ({ name, description: tool.description, inputSchema: jsonSchema(tool.inputSchema) })),
+      ...integrations.specs,
+    ];
+  }
+
+  /** Names no integration tool may take. */
+  static reservedNames(custom: Record<string, AgentTool> | undefined): Set<string> {
+    return new Set([...BROWSER_TOOLS.map((tool) => tool.name), ...Object.keys(custom ?? {})]);
+  }
+
+  /** Refuses custom tools the providers would reject, before any model call. */
+  static checkCustomTools(custom: Record<string, AgentTool> | undefined): void {
+    for (const [name, tool] of Object.entries(custom ?? {})) {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(name) || sanitize(name) !== name) {
+        throw new ServiceError('invalid_argument', `Custom tool name "${name}" must be 1-64 letters, digits, "_" or "-".`);
+      }
+      if (BROWSER_TOOLS.some((builtin) => builtin.name === name)) throw new ServiceError('invalid_argument', `Custom tool "${name}" would hide the built-in browser tool of that name; rename it.`);
+      if (!tool || typeof tool.execute !== 'function' || !(tool.inputSchema instanceof z.ZodType)) {
+        throw new ServiceError('invalid_argument', `Custom tool "${name}" needs a description, a zod inputSchema and an execute function.`);
+      }
+    }
+  }
+
+  /** Runs one call; failures become an error result for the model, except cancellation, which ends the run. */
+  async call(call: ToolCall): Promise<CallResult> {
+    try {
+      const args = parseArguments(call);
+      return await withTimeout(this.dispatch(call.name, args), ACTION_GUARD_MS, () => new ServiceError('timeout', `${call.name} did not finish within ${ACTION_GUARD_MS / 1000} s.`));
+    } catch (err) {
+      if (this.env.signal.aborted || isAbortError(err)) throw new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+      const error = this.env.variables.redact(describeToolError(err));
+      return { text: error, error };
+    }
+  }
+
+  private async dispatch(name: string, args: Record<string, unknown>): Promise<CallResult> {
+    const browserTool = this.browser.get(name);
+    if (browserTool) {
+      const parsed = browserTool.input.safeParse(args);
+      if (!parsed.success) throw new ServiceError('invalid_argument', `Invalid arguments for ${name}: ${formatIssues(parsed.error)}`);
+      return browserTool.run(parsed.data, this.env);
+    }
+    const customTool = this.custom.get(name);
+    if (customTool) {
+      const parsed = customTool.inputSchema.safeParse(this.env.variables.substituteDeep(args));
+      if (!parsed.success) throw new ServiceError('invalid_argument', `Invalid arguments for ${name}: ${formatIssues(parsed.error)}`);
+      const output = await customTool.execute(parsed.data, { signal: this.env.signal });
+      return { text: clip(this.env.variables.redact(typeof output === 'string' ? output : (JSON.stringify(output) ?? 'OK'))) };
+    }
+    if (this.integrations.has(name)) {
+      // Variables stay placeholders here: their values are for the page, not for third-party servers.
+      return { text: clip(this.env.variables.redact(await this.integrations.call(name, args, this.env.signal))) };
+    }
+    throw new ServiceError('invalid_argument', `Unknown tool "${name}". Available tools: ${this.specs.map((spec) => spec.name).join(', ')}.`);
+  }
+}
+
+function parseArguments(call: ToolCall): Record<string, unknown> {
+  const args = call.arguments;
+  if (args === undefined || args === null || args === '') return {};
+  if (typeof args === 'string') throw new ServiceError('invalid_argument', `The arguments of ${call.name} were not valid JSON; send a JSON object.`);
+  if (typeof args !== 'object' || Array.isArray(args)) throw new ServiceError('invalid_argument', `The arguments of ${call.name} must be a JSON object.`);
+  return args as Record<string, unknown>;
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`).join('; ');
+}
+
+function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return json;
+}

@@ -1,0 +1,238 @@
+import { errors as playwrightErrors, type Page } from 'playwright-core';
+import { z } from 'zod';
+import type { ServiceConfig } from '../config.js';
+import { ServiceError } from '../errors.js';
+import { extract, type Usage } from '../extract.js';
+import { navigate, type NavigatePolicy } from '../navigate.js';
+import { sleep } from '../operation.js';
+import type { Session } from '../sessions.js';
+import { resolveRef } from '../snapshot/index.js';
+import type { Variables } from './variables.js';
+
+/** Longest a single click, fill, hover... may wait for its element. */
+export const ACTION_TIMEOUT_MS = 10_000;
+const NAVIGATION_TIMEOUT_MS = 30_000;
+/** After an action that may navigate, how long to wait for the new page to load. */
+const SETTLE_TIMEOUT_MS = 5_000;
+const MAX_WAIT_MS = 30_000;
+const MAX_RESULT_CHARS = 8_000;
+
+/** What a browser tool needs besides its arguments. */
+export interface ToolEnv {
+  session: Session;
+  /** Server defaults: URL policy for goto, model and keys for extract. */
+  config: NavigatePolicy & Pick<ServiceConfig, 'model' | 'env'>;
+  signal: AbortSignal;
+  variables: Variables;
+  /** Model used by the extract tool: the agent's own. */
+  extractModel: { modelName?: string; modelClientOptions?: Record<string, unknown> };
+  addUsage(usage: Usage): void;
+  /** Asks the loop to attach a screenshot to the next page state. */
+  requestScreenshot(): boolean;
+}
+
+/** A tool's answer to the model; `done` ends the run. */
+export interface ToolOutcome {
+  text: string;
+  done?: { success: boolean; message: string };
+}
+
+export interface BrowserTool<S extends z.ZodObject = z.ZodObject> {
+  name: string;
+  description: string;
+  input: S;
+  run(args: z.infer<S>, env: ToolEnv): Promise<ToolOutcome>;
+}
+
+function defineBrowserTool<S extends z.ZodObject>(tool: BrowserTool<S>): BrowserTool<S> {
+  return tool;
+}
+
+const ref = z.string().min(1).describe('Element ref from the page text, e.g. "0-12" (without brackets).');
+
+export const BROWSER_TOOLS = [
+  defineBrowserTool({
+    name: 'goto',
+    description: 'Open a URL in the current tab.',
+    input: z.object({ url: z.string().min(1).describe('Absolute http(s) URL.') }).strict(),
+    run: async ({ url }, env) => {
+      const response = await navigate(env.session, { url: env.variables.substitute(url), options: { timeout: NAVIGATION_TIMEOUT_MS } }, env.config, { signal: env.signal });
+      const result = response.data.result;
+      return { text: result ? `Opened ${result.url} (HTTP ${result.status}).` : `Opened ${env.session.page.url()}.` };
+    },
+  }),
+  defineBrowserTool({
+    name: 'back',
+    description: 'Go back to the previous page in the tab history.',
+    input: z.object({}).strict(),
+    run: async (_args, env) => {
+      const before = env.session.page.url();
+      const response = await env.session.page.goBack({ timeout: NAVIGATION_TIMEOUT_MS, waitUntil: 'load' });
+      const after = env.session.page.url();
+      return { text: response || after !== before ? `Went back to ${after}.` : 'There is no previous page.' };
+    },
+  }),
+  defineBrowserTool({
+    name: 'click',
+    description: 'Click an element (link, button, checkbox, ...) by its ref.',
+    input: z.object({ ref }).strict(),
+    run: async (args, env) => {
+      await (await resolveRef(env.session, args.ref)).click({ timeout: ACTION_TIMEOUT_MS });
+      await settle(env.session.page);
+      return { text: `Clicked [${args.ref}].` };
+    },
+  }),
+  defineBrowserTool({
+    name: 'type',
+    description:
+      'Replace the text of an input, textarea or editable element. Write %name% to type a variable you were given; never invent secrets. submit: true presses Enter afterwards.',
+    input: z
+      .object({
+        ref,
+        text: z.string().describe('Text to type; %name% placeholders are filled in by the browser.'),
+        submit: z.boolean().optional().describe('Press Enter after typing (submits most forms).'),
+      })
+      .strict(),
+    run: async (args, env) => {
+      const element = await resolveRef(env.session, args.ref);
+      await element.fill(env.variables.substitute(args.text), { timeout: ACTION_TIMEOUT_MS });
+      if (args.submit) {
+        await element.press('Enter', { timeout: ACTION_TIMEOUT_MS });
+        await settle(env.session.page);
+      }
+      return { text: `Typed "${args.text}" into [${args.ref}]${args.submit ? ' and pressed Enter' : ''}.` };
+    },
+  }),
+  defineBrowserTool({
+    name: 'press',
+    description: 'Press a key or chord, e.g. "Enter", "Escape", "Tab", "Control+A", on an element (ref) or on the focused one.',
+    input: z.object({ key: z.string().min(1), ref: ref.optional() }).strict(),
+    run: async (args, env) => {
+      if (args.ref) await (await resolveRef(env.session, args.ref)).press(args.key, { timeout: ACTION_TIMEOUT_MS });
+      else await env.session.page.keyboard.press(args.key);
+      await settle(env.session.page);
+      return { text: `Pressed ${args.key}${args.ref ? ` on [${args.ref}]` : ''}.` };
+    },
+  }),
+  defineBrowserTool({
+    name: 'select_option',
+    description: 'Choose option(s) of a <select> by value or visible label.',
+    input: z.object({ ref, values: z.array(z.string()).min(1).describe('Values or labels to select; several for a multi-select.') }).strict(),
+    run: async (args, env) => {
+      const element = await resolveRef(env.session, args.ref);
+      const selected = await element.selectOption(args.values.map((value) => env.variables.substitute(value)), { timeout: ACTION_TIMEOUT_MS });
+      return { text: `Selected ${selected.map((value) => JSON.stringify(env.variables.redact(value))).join(', ')} in [${args.ref}].` };
+    },
+  }),
+  defineBrowserTool({
+    name: 'hover',
+    description: 'Move the mouse over an element (opens hover menus and tooltips).',
+    input: z.object({ ref }).strict(),
+    run: async (args, env) => {
+      await (await resolveRef(env.session, args.ref)).hover({ timeout: ACTION_TIMEOUT_MS });
+      return { text: `Hovering over [${args.ref}].` };
+    },
+  }),
+  defineBrowserTool({
+    name: 'scroll',
+    description: 'Scroll the page up or down by a number of screens, or scroll an element (ref) into view.',
+    input: z
+      .object({
+        direction: z.enum(['up', 'down']).optional().describe('Default down.'),
+        screens: z.number().positive().max(20).optional().describe('How far, in viewport heights (default 1).'),
+        ref: ref.optional().describe('Scroll this element into view instead.'),
+      })
+      .strict(),
+    run: async (args, env) => {
+      if (args.ref) {
+        await (await resolveRef(env.session, args.ref)).scrollIntoViewIfNeeded({ timeout: ACTION_TIMEOUT_MS });
+        return { text: `Scrolled [${args.ref}] into view.` };
+      }
+      const sign = args.direction === 'up' ? -1 : 1;
+      const position = await env.session.page.evaluate((screens) => {
+        window.scrollBy(0, screens * window.innerHeight);
+        return { y: Math.round(window.scrollY), height: document.documentElement.scrollHeight, viewport: window.innerHeight };
+      }, sign * (args.screens ?? 1));
+      return { text: `Scrolled ${args.direction ?? 'down'}; now at ${position.y} px of ${position.height} px (viewport ${position.viewport} px).` };
+    },
+  }),
+  defineBrowserTool({
+    name: 'wait',
+    description: 'Wait a number of milliseconds, or until some text is visible on the page.',
+    input: z
+      .object({
+        ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Time to wait, ms.'),
+        text: z.string().min(1).optional().describe('Wait until this text is visible.'),
+        timeoutMs: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Longest wait for the text (default 10000).'),
+      })
+      .strict(),
+    run: async (args, env) => {
+      if (args.text !== undefined) {
+        const timeout = args.timeoutMs ?? ACTION_TIMEOUT_MS;
+        await env.session.page.getByText(env.variables.substitute(args.text)).first().waitFor({ state: 'visible', timeout });
+        return { text: `"${args.text}" is visible.` };
+      }
+      if (args.ms === undefined) throw new ServiceError('invalid_argument', 'Give ms (time to wait) or text (to wait for).');
+      await sleep(args.ms, env.signal);
+      return { text: `Waited ${args.ms} ms.` };
+    },
+  }),
+  defineBrowserTool({
+    name: 'extract',
+    description:
+      'Read data from the current page: describe what you need, and optionally give a JSON Schema (an object schema) for the answer. Use it for information the page text shows only partly.',
+    input: z
+      .object({
+        instruction: z.string().min(1),
+        schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema of an object.'),
+      })
+      .strict(),
+    run: async (args, env) => {
+      const outcome = await extract(env.session, { instruction: args.instruction, schema: args.schema, ...env.extractModel }, env.config, { signal: env.signal });
+      if (outcome.usage) env.addUsage(outcome.usage);
+      return { text: clip(env.variables.redact(JSON.stringify(outcome.result))) };
+    },
+  }),
+  defineBrowserTool({
+    name: 'screenshot',
+    description: 'Look at the page: a screenshot is attached to the next page state.',
+    input: z.object({}).strict(),
+    run: async (_args, env) => ({
+      text: env.requestScreenshot() ? 'A screenshot is attached to the next page state.' : 'This model does not take images; rely on the page text.',
+    }),
+  }),
+  defineBrowserTool({
+    name: 'done',
+    description: 'Finish: call this once the task is complete (success true) or cannot be completed (success false), with a message stating the result.',
+    input: z
+      .object({
+        success: z.boolean().describe('Whether the task was accomplished.'),
+        message: z.string().describe('The answer or outcome, including any values the task asked for.'),
+      })
+      .strict(),
+    run: async (args) => ({ text: 'Finished.', done: { success: args.success, message: args.message } }),
+  }),
+] as unknown as BrowserTool[];
+
+/** Waits for a navigation the action may have started to load; a page that keeps loading is read as it is. */
+async function settle(page: Page): Promise<void> {
+  await page.waitForLoadState('load', { timeout: SETTLE_TIMEOUT_MS }).catch(() => undefined);
+}
+
+export function clip(text: string, max = MAX_RESULT_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max)}\n... (${text.length - max} more characters cut)`;
+}
+
+/** One line a model can act on, instead of Playwright's multi-line call log. */
+export function describeToolError(err: unknown): string {
+  if (err instanceof ServiceError) return `${err.code}: ${err.message}`;
+  if (err instanceof playwrightErrors.TimeoutError) {
+    return `timeout: ${firstLine(err.message)} The element may be hidden, disabled or covered; check the page text and try another ref.`;
+  }
+  if (err instanceof Error) return firstLine(err.message);
+  return String(err);
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.replace(/^\w+\.\w+: /, '').trim();
+}

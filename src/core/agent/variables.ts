@@ -1,0 +1,35 @@
+/** %name% placeholders: the model only ever sees and writes the placeholder; the value is put in just before the browser acts. */
+export class Variables {
+  private readonly entries: Array<[string, string]>;
+
+  constructor(values: Record<string, string> = {}) {
+    // Longest values first so a value containing another is masked whole.
+    this.entries = Object.entries(values).sort((a, b) => b[1].length - a[1].length);
+  }
+
+  get names(): string[] {
+    return this.entries.map(([name]) => name).sort();
+  }
+
+  /** Replaces known %name% placeholders with their values; unknown ones stay as written. */
+  substitute(text: string): string {
+    if (!this.entries.length) return text;
+    return text.replace(/%([A-Za-z0-9_]+)%/g, (whole, name: string) => this.entries.find(([key]) => key === name)?.[1] ?? whole);
+  }
+
+  /** Substitutes in every string of a JSON-like value. */
+  substituteDeep(value: unknown): unknown {
+    if (!this.entries.length) return value;
+    if (typeof value === 'string') return this.substitute(value);
+    if (Array.isArray(value)) return value.map((item) => this.substituteDeep(item));
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.substituteDeep(item)]));
+    return value;
+  }
+
+  /** Masks values back to their placeholders in text headed for the model or the result (a typed secret shows up in the page text). */
+  redact(text: string): string {
+    let out = text;
+    for (const [name, value] of this.entries) if (value.length >= 3) out = out.split(value).join(`%${name}%`);
+    return out;
+  }
+}

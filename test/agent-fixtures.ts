@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import type { ReceivedRequest } from './fixtures/fake-llm.js';
+
+/** A small MCP server (streamable HTTP, stateful) with an order lookup tool; it records sessions and headers. */
+export interface OrdersServer {
+  url: string;
+  opened: string[];
+  closed: string[];
+  headers: IncomingHttpHeaders[];
+  close(): Promise<void>;
+}
+
+export async function startOrdersServer(): Promise<OrdersServer> {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const state: Omit<OrdersServer, 'url' | 'close'> = { opened: [], closed: [], headers: [] };
+  const http: Server = createServer(async (req, res) => {
+    state.headers.push(req.headers);
+    const sessionId = req.headers['mcp-session-id'] as string | undefined;
+    let transport = sessionId ? transports.get(sessionId) : undefined;
+    if (!transport) {
+      if (sessionId) return void res.writeHead(404).end();
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          transports.set(id, created);
+          state.opened.push(id);
+        },
+        onsessionclosed: (id) => {
+          transports.delete(id);
+          state.closed.push(id);
+        },
+      });
+      const server = new McpServer({ name: 'orders', version: '1.0.0' });
+      server.registerTool(
+        'lookup_order',
+        { description: 'Look up the shipping status of an order by its id.', inputSchema: { orderId: z.string() } },
+        async ({ orderId }) => ({ content: [{ type: 'text', text: `Order ${orderId} shipped on 2024-03-02 via ParcelPost.` }] }),
+      );
+      await server.connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  return {
+    url,
+    ...state,
+    close: async () => {
+      await Promise.all([...transports.values()].map((transport) => transport.close().catch(() => undefined)));
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+/** Every text the model was sent in one request, in order (system, user, tool results), for both wire formats. */
+export function requestTexts(request: ReceivedRequest): string[] {
+  const texts: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') texts.push(value);
+    else if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') {
+      const part = value as Record<string, unknown>;
+      if (typeof part.text === 'string') texts.push(part.text);
+      else if (part.content !== undefined) walk(part.content);
+    }
+  };
+  walk(request.body.system);
+  for (const message of request.body.messages) walk(message.content);
+  return texts;
+}
+
+/** The newest page state the model was shown. */
+export function latestPage(request: ReceivedRequest): string {
+  const states = requestTexts(request).filter((text) => text.startsWith('Page state before step') && text.includes('\nPage text:'));
+  return states.at(-1) ?? '';
+}
+
+/** The ref of the first line of the newest page text matching `pattern`, e.g. /textbox: Username/. */
+export function refOf(request: ReceivedRequest, pattern: RegExp): string {
+  const line = latestPage(request)
+    .split('\n')
+    .find((candidate) => pattern.test(candidate) && /\[\d+-\d+\]/.test(candidate));
+  if (!line) throw new Error(`no element matching ${pattern} in the page text:\n${latestPage(request)}`);
+  return /\[(\d+-\d+)\]/.exec(line)![1]!;
+}
+
+/** Number of images in one request, for both wire formats. */
+export function imageCount(request: ReceivedRequest): number {
+  return (JSON.stringify(request.body.messages).match(/"type":"(image|image_url)"/g) ?? []).length;
+}

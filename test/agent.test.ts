@@ -1,0 +1,185 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
+import type { AgentConfig } from '../src/core/agent/schema.js';
+import { silentLogger } from '../src/core/logger.js';
+import { imageCount, latestPage, refOf, requestTexts, startOrdersServer, type OrdersServer } from './agent-fixtures.js';
+import { startFakeLLM, type FakeLLM, type Provider } from './fixtures/fake-llm.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+
+/** Scripted multi-step tasks on local pages, through the real SDKs against the fake model server, with both providers. */
+describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) => {
+  let site: SiteServer;
+  let llm: FakeLLM;
+  let lib: BrowserSessions;
+  let session: BrowserSession;
+
+  const config = (extra: Partial<AgentConfig> = {}): AgentConfig => ({
+    provider,
+    model: provider === 'openai' ? 'gpt-test-model' : 'claude-test-model',
+    options: { apiKey: 'test-key', baseURL: provider === 'openai' ? llm.openaiBaseURL : llm.anthropicBaseURL, maxRetries: 0 },
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    [site, llm] = await Promise.all([startSiteServer(), startFakeLLM()]);
+    lib = new BrowserSessions({ logger: silentLogger(), env: {} });
+  });
+  afterAll(async () => {
+    await lib?.close();
+    await Promise.all([site?.close(), llm?.close()]);
+  });
+  beforeEach(async () => {
+    llm.reset();
+    await session?.end().catch(() => undefined);
+    session = await lib.startSession();
+  });
+
+  it('logs in with a variable and reads a value behind the login, never showing the secret to the model', async () => {
+    const secret = 'correct horse battery';
+    llm.enqueue(
+      { text: 'Open the login page.', toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/login.html') } }], usage: { input: 1000, output: 30, reasoning: 4, cached: 200 } },
+      (request) => ({
+        toolCalls: [
+          { name: 'type', arguments: { ref: refOf(request, /textbox: Username/), text: 'alice' } },
+          { name: 'type', arguments: { ref: refOf(request, /textbox: Password/), text: '%password%', submit: true } },
+        ],
+        usage: { input: 1500, output: 60, reasoning: 6, cached: 300 },
+      }),
+      (request) => {
+        const balance = /Account balance: (.+)/.exec(latestPage(request))?.[1] ?? 'not found';
+        return { toolCalls: [{ name: 'done', arguments: { success: true, message: `The balance is ${balance.trim()}` } }], usage: { input: 1700, output: 25, reasoning: 0, cached: 0 } };
+      },
+    );
+    const result = await session.agent(config()).execute({ instruction: 'Sign in as alice with password %password% and tell me the account balance.', variables: { password: secret } });
+
+    expect(result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('4,217.93 EUR') });
+    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'type', 'type', 'done']);
+    expect(result.actions[0]).toMatchObject({ reasoning: 'Open the login page.', pageUrl: 'about:blank' });
+    expect(result.actions[2]).toMatchObject({ arguments: { text: '%password%', submit: true }, pageUrl: site.url('/agent/login.html') });
+    expect(result.actions[3]!.pageUrl).toBe(site.url('/agent/account.html'));
+    for (const action of result.actions) expect(action.timeMs).toBeGreaterThanOrEqual(0);
+    // Anthropic counts cache reads apart from input_tokens; the adapter reports the total, as OpenAI does.
+    expect(result.usage).toEqual({ input_tokens: provider === 'openai' ? 4200 : 4700, output_tokens: 115, reasoning_tokens: 10, cached_input_tokens: 500, inference_time_ms: expect.any(Number) });
+    expect(result.metadata).toMatchObject({ steps: 3, provider, model: config().model, stopReason: 'done' });
+    // The secret went to the page only: not to the model, not into the result.
+    expect(llm.requests).toHaveLength(3);
+    for (const request of llm.requests) expect(JSON.stringify(request.body)).not.toContain(secret);
+    expect(JSON.stringify(result)).not.toContain(secret);
+    expect(requestTexts(llm.requests[0]!).join('\n')).toContain('%password%');
+  });
+
+  it('fills and submits a form inside an iframe', async () => {
+    llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/iframe-form.html') } }] },
+      (request) => ({
+        toolCalls: [
+          { name: 'type', arguments: { ref: refOf(request, /textbox: Your name/), text: 'Bob' } },
+          { name: 'select_option', arguments: { ref: refOf(request, /combobox: Topic/), values: ['Support'] } },
+          { name: 'click', arguments: { ref: refOf(request, /button: Send/) } },
+        ],
+      }),
+      (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /Received message from .*/.exec(latestPage(request))?.[0] ?? 'nothing' } }] }),
+    );
+    const result = await session.agent(config()).execute('Send the contact form as Bob about support.');
+    expect(result.actions.filter((action) => action.error)).toEqual([]);
+    expect(result.message).toBe('Received message from Bob about support.');
+    expect(await session.page.extract()).toMatchObject({ pageText: expect.stringContaining('Received message from Bob about support.') });
+  });
+
+  it('follows links across three pages, showing only the newest page text in full and one screenshot', async () => {
+    llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/chain/one.html') } }] },
+      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /link: Go to room two/) } }] }),
+      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /link: Go to room three/) } }] }),
+      (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /vault code is (\S+)/.exec(latestPage(request))?.[1] ?? '?' } }] }),
+    );
+    const result = await session.agent(config()).execute({ instruction: 'Find the vault code in the archive.', context: 'Start at the archive entrance.' });
+    expect(result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('7-ALPHA-42') });
+    expect(result.actions.map((action) => [action.type, action.pageUrl])).toEqual([
+      ['goto', 'about:blank'],
+      ['click', site.url('/agent/chain/one.html')],
+      ['click', site.url('/agent/chain/two.html')],
+      ['done', site.url('/agent/chain/three.html')],
+    ]);
+    const last = requestTexts(llm.requests[3]!).join('\n');
+    expect(last).toContain('Context: Start at the archive entrance.');
+    expect(last).toContain('The vault code is');
+    // Earlier pages are summarised, not repeated.
+    expect(last).not.toContain('Dusty shelves.');
+    expect(last).not.toContain('The archive spans several rooms.');
+    expect(last).toContain('chain/two.html');
+    expect(llm.requests.map(imageCount)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('uses a tool of an MCP integration (with headers) and a custom library tool', async () => {
+    const orders: OrdersServer = await startOrdersServer();
+    const converted: number[] = [];
+    try {
+      llm.enqueue(
+        (request) => {
+          const names = (request.body.tools as Array<{ name?: string; function?: { name: string } }>).map((tool) => tool.name ?? tool.function!.name);
+          expect(names).toEqual(expect.arrayContaining(['goto', 'click', 'done', 'orders__lookup_order', 'to_dollars']));
+          return {
+            toolCalls: [
+              { name: 'orders__lookup_order', arguments: { orderId: 'A-17' } },
+              { name: 'to_dollars', arguments: { euros: 10 } },
+            ],
+          };
+        },
+        (request) => {
+          const texts = requestTexts(request).join('\n');
+          const shipped = /Order A-17 shipped on (\S+)/.exec(texts)?.[1];
+          const dollars = /"dollars":(\d+(\.\d+)?)/.exec(texts)?.[1];
+          return { toolCalls: [{ name: 'done', arguments: { success: true, message: `shipped ${shipped}, ${dollars} USD` } }] };
+        },
+      );
+      const result = await session
+        .agent(
+          config({
+            integrations: [{ url: orders.url, headers: { authorization: 'Bearer orders-token' } }],
+            tools: {
+              to_dollars: {
+                description: 'Convert euros to dollars.',
+                inputSchema: z.object({ euros: z.number() }),
+                execute: async ({ euros }: { euros: number }) => {
+                  converted.push(euros);
+                  return { dollars: euros * 1.1 };
+                },
+              },
+            },
+          }),
+        )
+        .execute({ instruction: 'When did order A-17 ship, and what is 10 EUR in USD?', autoScreenshot: false });
+      expect(result.message).toBe('shipped 2024-03-02, 11 USD');
+      expect(converted).toEqual([10]);
+      expect(result.actions.map((action) => action.type)).toEqual(['orders__lookup_order', 'to_dollars', 'done']);
+      expect(orders.headers.every((headers) => headers.authorization === 'Bearer orders-token')).toBe(true);
+      expect(orders.opened).toHaveLength(1);
+      expect(orders.closed).toEqual(orders.opened);
+      expect(llm.requests.map(imageCount)).toEqual([0, 0]);
+    } finally {
+      await orders.close();
+    }
+  });
+
+  it('uses a connected MCP Client given by the library and leaves it open', async () => {
+    const orders = await startOrdersServer();
+    const client = new Client({ name: 'caller', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(orders.url)));
+    try {
+      llm.enqueue({ toolCalls: [{ name: 'orders__lookup_order', arguments: { orderId: 'B-2' } }] }, (request) => ({
+        toolCalls: [{ name: 'done', arguments: { success: true, message: /Order B-2 shipped[^"\\]*/.exec(requestTexts(request).join('\n'))?.[0] ?? '?' } }],
+      }));
+      const result = await session.agent(config({ integrations: [client] })).execute('Look up order B-2.');
+      expect(result.message).toContain('Order B-2 shipped');
+      expect(orders.closed).toEqual([]);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['lookup_order']);
+    } finally {
+      await client.close();
+      await orders.close();
+    }
+  });
+});
