@@ -3,9 +3,9 @@ import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, 
 import type { ServiceConfig } from '../core/config.js';
 import { ServiceError } from '../core/errors.js';
 import type { ProgressEvent } from '../core/operation.js';
-import type { ExtractOptions } from '../core/extract.js';
 import type { NavigateRequest, NavigateResponse } from '../core/navigate.js';
 import { BrowserService } from '../core/service.js';
+import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
 import type { SessionInfo } from '../core/sessions.js';
 
 /** Owner of sessions opened through the library. */
@@ -107,9 +107,12 @@ export class SessionPage {
     return (await this.service.navigate(LIBRARY_OWNER, this.sessionId, { url, options })).result.data.result;
   }
 
-  /** `extract()` -> {pageText}; `extract(instruction)` -> {extraction}; `extract({instruction, schema, ...})` -> an object valid against the schema. */
-  async extract(options?: string | ExtractOptions): Promise<Record<string, unknown>> {
-    const normalized: ExtractOptions = typeof options === 'string' ? { instruction: options } : (options ?? {});
-    return (await this.service.extract(LIBRARY_OWNER, this.sessionId, normalized)).result.result;
+  /** `extract()` -> {pageText}; `extract(instruction)` -> {extraction}; `extract({instruction, schema, ...})` -> the data, typed by a zod schema. */
+  extract(): Promise<{ pageText: string }>;
+  extract(instruction: string, run?: ExtractRunOptions): Promise<{ extraction: string }>;
+  extract<S extends ZodSchema>(options: LibraryExtractOptions<S> & { schema: S }, run?: ExtractRunOptions): Promise<Infer<S>>;
+  extract(options: LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown>;
+  extract(options?: string | LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown> {
+    return libraryExtract(this.service, LIBRARY_OWNER, this.sessionId, options, run);
   }
 }

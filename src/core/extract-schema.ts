@@ -41,7 +41,7 @@ export function prepareSchema(input: Json): PreparedSchema {
   if (!SCHEMA_KEYWORDS.some((key) => key in normalised)) {
     throw new ServiceError('invalid_argument', `schema is not a JSON Schema: it needs one of ${SCHEMA_KEYWORDS.join(', ')} at the top, e.g. {"type":"object","properties":{...}}.`);
   }
-  const isObject = normalised.type === 'object' && !normalised.anyOf && !normalised.oneOf;
+  const isObject = !needsWrapping(normalised);
   let schema = normalised;
   if (!isObject) {
     // Providers want an object at the top; $defs stay at the root so "#/$defs/..." refs still resolve.
@@ -59,6 +59,11 @@ export function prepareSchema(input: Json): PreparedSchema {
     validate: compile(newAjv(), schema),
     validateModel: compile(newAjv(), modelSchema),
   };
+}
+
+/** Providers want an object at the top: anything else travels as {value: ...}. */
+export function needsWrapping(schema: Record<string, unknown>): boolean {
+  return !(schema.type === 'object' && !schema.anyOf && !schema.oneOf);
 }
 
 export function unwrap(prepared: PreparedSchema, value: Record<string, unknown>): unknown {

@@ -1,4 +1,5 @@
 import type { ToolDefinition } from '../tool.js';
+import { extractTool } from './extract.js';
 import { agentExecuteTool } from './agent-execute.js';
 import { navigateTool } from './navigate.js';
 import { sessionEndTool } from './session-end.js';
@@ -6,4 +7,4 @@ import { sessionListTool } from './session-list.js';
 import { sessionStartTool } from './session-start.js';
 
 /** Every MCP tool, in the order clients list them. */
-export const tools: ToolDefinition[] = [sessionStartTool, navigateTool, sessionEndTool, sessionListTool, agentExecuteTool] as unknown as ToolDefinition[];
+export const tools: ToolDefinition[] = [sessionStartTool, navigateTool, extractTool, sessionEndTool, sessionListTool, agentExecuteTool] as unknown as ToolDefinition[];
