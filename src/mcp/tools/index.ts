@@ -1,6 +1,6 @@
 import type { ToolDefinition } from '../tool.js';
-import { extractTool } from './extract.js';
 import { agentExecuteTool } from './agent-execute.js';
+import { extractTool } from './extract.js';
 import { navigateTool } from './navigate.js';
 import { sessionEndTool } from './session-end.js';
 import { sessionListTool } from './session-list.js';
