@@ -202,6 +202,18 @@ describe('page.extract in the library', () => {
     expect(names).toEqual(['Red apple', 'Green pear', 'Blue plum']);
   });
 
+  it('stops with cancelled when the signal fires while the model is thinking', async () => {
+    fake.enqueue({ delayMs: 10_000, then: { text: 'late' } });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const started = Date.now();
+    const error = await session.page.extract('slow question', { signal: controller.signal }).then(() => undefined, (e: unknown) => e);
+    expect((error as ServiceError).code).toBe('cancelled');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // The session is free again afterwards.
+    expect((await session.page.extract()).pageText).toContain('Red apple');
+  });
+
   it('checks the answer with the zod schema too', async () => {
     fake.enqueue({ json: { name: 'Red apple' } });
     const schema = z.object({ name: z.string().refine((value) => value.startsWith('X'), 'must start with X') });

@@ -132,6 +132,35 @@ describe('OpenAI adapter through the openai SDK', () => {
     expect(fake.requests[0]!.body.response_format.json_schema).toMatchObject({ strict: false, schema });
   });
 
+  it('rewrites $ref/$defs, enums and anyOf for strict mode', () => {
+    const strict = toStrictSchema({
+      type: 'object',
+      properties: { item: { $ref: '#/$defs/item' }, kind: { type: 'string', enum: ['a', 'b'] }, id: { oneOf: [{ type: 'string' }, { type: 'integer' }] } },
+      required: ['item'],
+      $defs: { item: { type: 'object', properties: { link: { type: 'string', format: 'uri' }, when: { type: 'string', format: 'date-time' } }, required: ['link'] } },
+    });
+    expect(strict).toEqual({
+      type: 'object',
+      properties: {
+        item: { $ref: '#/$defs/item' },
+        kind: { anyOf: [{ type: 'string', enum: ['a', 'b'] }, { type: 'null' }] },
+        id: { anyOf: [{ type: 'string' }, { type: 'integer' }, { type: 'null' }] },
+      },
+      required: ['item', 'kind', 'id'],
+      additionalProperties: false,
+      $defs: { item: { type: 'object', properties: { link: { type: 'string' }, when: { type: ['string', 'null'], format: 'date-time' } }, required: ['link', 'when'], additionalProperties: false } },
+    });
+    expect(toStrictSchema({ type: 'object', properties: { a: { allOf: [{ type: 'string' }] } } })).toBeUndefined();
+    expect(toStrictSchema({ type: 'array', items: { type: 'string' } })).toBeUndefined();
+  });
+
+  it('reports an unreachable endpoint as model_error', async () => {
+    const closed = createLLMClient(resolveModel('gpt-4o', { apiKey: 'k', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0 }, { env }));
+    const error = await rejection(closed.chat({ messages: [{ role: 'user', content: 'hi' }] }));
+    expect(error.code).toBe('model_error');
+    expect(error.message).toMatch(/Could not reach/);
+  });
+
   it('turns HTTP 500 into model_error without leaking the key', async () => {
     fake.enqueue({ error: { status: 500, message: `upstream exploded for ${OPENAI_KEY}` } });
     const error = await rejection(client().chat({ messages: [{ role: 'user', content: 'hi' }] }));

@@ -72,6 +72,7 @@ function allowNull(node: unknown): unknown {
     return schema.type === 'null' ? schema : { ...schema, type: [schema.type, 'null'] };
   }
   if (Array.isArray(schema.type) && !schema.enum) return schema.type.includes('null') ? schema : { ...schema, type: [...schema.type, 'null'] };
+  if (Array.isArray(schema.anyOf) && !schema.type && !schema.$ref) return { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] };
   return { anyOf: [schema, { type: 'null' }] };
 }
 
