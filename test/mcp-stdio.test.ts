@@ -272,7 +272,7 @@ describe('MCP over stdio', () => {
     await end(id);
   });
 
-  it('a session stuck in an infinite-loop page does not block another session', async () => {
+  it('a session stuck in an infinite-loop page does not block another session and recovers after the timeout', async () => {
     const [busy, other] = await Promise.all([start(), start()]);
     const stuck = navigate(busy, site.url('/loop.html'), { options: { timeout: 4_000 } });
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -281,6 +281,9 @@ describe('MCP over stdio', () => {
     expect(output.data.result!.status).toBe(200);
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(errorCode(await stuck)).toBe('navigation_timeout');
+    // The hung page is swapped for a fresh one, so the busy session works again and says why.
+    expect((await okNav(busy, site.url('/page2.html'))).data.result!.status).toBe(200);
+    expect((await sessionInfo(busy))!.recentEvents.map((event) => event.type)).toContain('unresponsive');
     await Promise.all([end(busy), end(other)]);
   });
 });

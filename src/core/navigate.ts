@@ -87,7 +87,7 @@ export async function navigate(session: Session, req: NavigateRequest, policy: N
 
   ctx.progress?.({ message: `navigating to ${url.href}`, data: { stage: 'started', url: url.href, frameId } });
   const stopProgress = reportStages(frame, ctx);
-  const errorPage = watchErrorPage(frame);
+  const commits = watchCommits(frame);
   const goto = () => frame.goto(url.href, { timeout, waitUntil, referer: req.options?.referer });
   let response: Response | null;
   try {
@@ -98,10 +98,11 @@ export async function navigate(session: Session, req: NavigateRequest, policy: N
     });
   } catch (err) {
     // A failed load is only over once Chromium has committed its error page; otherwise that commit cancels the next navigate.
-    if (err instanceof Error && /net::ERR_/.test(err.message)) await errorPage.committed(2_000);
+    if (err instanceof Error && /net::ERR_/.test(err.message)) await commits.errorPage(2_000);
+    if (err instanceof playwrightErrors.TimeoutError && commits.committed) session.checkResponsive();
     throw navigationError(err, url.href, timeout, waitUntil, session);
   } finally {
-    errorPage.dispose();
+    commits.dispose();
     stopProgress();
   }
   const result = response ? await serializeResponse(response, frameId) : null;
@@ -109,24 +110,30 @@ export async function navigate(session: Session, req: NavigateRequest, policy: N
   return { success: true, data: { result, actionId } };
 }
 
-/** Notices when `frame` commits Chromium's error page (chrome-error://), which happens asynchronously after a failed load. */
-function watchErrorPage(frame: Frame): { committed(ms: number): Promise<void>; dispose(): void } {
+/** Notices when `frame` commits a document, and when that is Chromium's error page (committed asynchronously after a failed load). */
+function watchCommits(frame: Frame): { readonly committed: boolean; errorPage(ms: number): Promise<void>; dispose(): void } {
   const page = frame.page();
-  let onCommit: (() => void) | undefined;
-  let seen = false;
+  let onErrorPage: (() => void) | undefined;
+  let committed = false;
+  let sawErrorPage = false;
   const listener = (navigated: Frame) => {
-    if (navigated !== frame || !navigated.url().startsWith('chrome-error:')) return;
-    seen = true;
-    onCommit?.();
+    if (navigated !== frame) return;
+    committed = true;
+    if (!navigated.url().startsWith('chrome-error:')) return;
+    sawErrorPage = true;
+    onErrorPage?.();
   };
   page.on('framenavigated', listener);
   return {
-    committed: (ms) =>
-      seen || frame.isDetached()
+    get committed() {
+      return committed;
+    },
+    errorPage: (ms) =>
+      sawErrorPage || frame.isDetached()
         ? Promise.resolve()
         : new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, ms);
-            onCommit = () => {
+            onErrorPage = () => {
               clearTimeout(timer);
               resolve();
             };

@@ -9,7 +9,7 @@ import { withTimeout } from './operation.js';
 /** Something a hostile or busy page did that the session handled by policy. */
 export interface PageEvent {
   seq: number;
-  type: 'dialog' | 'popup' | 'crash' | 'download';
+  type: 'dialog' | 'popup' | 'crash' | 'download' | 'unresponsive';
   message: string;
   url?: string;
   at: string;
@@ -17,7 +17,7 @@ export interface PageEvent {
 
 export const PageEventSchema = z.object({
   seq: z.number(),
-  type: z.enum(['dialog', 'popup', 'crash', 'download']),
+  type: z.enum(['dialog', 'popup', 'crash', 'download', 'unresponsive']),
   message: z.string(),
   url: z.string().optional(),
   at: z.string(),
@@ -50,6 +50,7 @@ export function watchSessionPages(watcher: (session: Session, page: Page) => voi
   pageWatchers.push(watcher);
 }
 const CLOSE_TIMEOUT_MS = 10_000;
+const PROBE_TIMEOUT_MS = 2_000;
 
 /** One isolated browser session: a BrowserContext with one page, owned by one caller. */
 export class Session {
@@ -67,6 +68,8 @@ export class Session {
   private queue: Promise<void> = Promise.resolve();
   private busy = 0;
   private crashed = false;
+  private openingPage = false;
+  private probe: Promise<void> | undefined;
 
   constructor(
     readonly id: string,
@@ -125,6 +128,8 @@ export class Session {
     this.busy++;
     try {
       await previous;
+      await this.probe;
+      this.probe = undefined;
       if (this.closedReason) throw new ServiceError('session_closed', this.closedReason);
       await this.recoverFromCrash();
       this.lastUsedAt = new Date();
@@ -164,16 +169,46 @@ export class Session {
   private async recoverFromCrash(): Promise<void> {
     if (!this.crashed) return;
     this.crashed = false;
-    const old = this.page;
-    this.page = await this.context.newPage();
-    this.watchPage(this.page);
-    await old.close().catch(() => undefined);
+    await this.replacePage();
     throw new ServiceError('page_crashed', 'The page crashed (out of memory or a renderer fault). The session now has a fresh blank page; navigate again to continue.');
+  }
+
+  /**
+   * Called after a navigation committed but timed out: a page whose script never yields blocks every later
+   * navigation, so when it does not answer a trivial script it is swapped for a blank page before the next operation.
+   * (Before commit the probe would also wait, for the new document, so it is no use there.)
+   */
+  checkResponsive(): void {
+    const page = this.page;
+    const answer = page.evaluate('1').then(() => true);
+    answer.catch(() => undefined);
+    this.probe = withTimeout(answer, PROBE_TIMEOUT_MS, () => new Error('no answer'))
+      .catch(() => false)
+      .then(async (answered) => {
+        if (answered || page !== this.page || this.closedReason) return;
+        this.recordEvent({ type: 'unresponsive', message: 'The page stopped responding (a script that never yields); the session continues on a fresh blank page.', url: page.url() });
+        this.logger.warn({ session: this.id }, 'page unresponsive; replaced');
+        await this.replacePage();
+      })
+      .catch((err) => this.logger.warn({ err, session: this.id }, 'replacing an unresponsive page failed'));
+  }
+
+  private async replacePage(): Promise<void> {
+    const old = this.page;
+    this.openingPage = true;
+    try {
+      this.page = await this.context.newPage();
+    } finally {
+      this.openingPage = false;
+    }
+    this.watchPage(this.page);
+    await withTimeout(old.close({ runBeforeUnload: false }), CLOSE_TIMEOUT_MS, () => new Error('page close timed out')).catch(() => undefined);
   }
 
   private watchContext(): void {
     this.context.on('page', (popup) => {
-      if (popup === this.page) return;
+      // The replacement for a crashed page also arrives here, before newPage() resolves; it is not a popup.
+      if (popup === this.page || this.openingPage) return;
       // Popups would steal focus from the session's page: close them and say where they went.
       const url = popup.url();
       this.recordEvent({ type: 'popup', message: 'A popup window was closed by policy; navigate to its URL to follow it.', url });
@@ -250,8 +285,7 @@ export class SessionRegistry {
     }
     this.starting++;
     try {
-      const browser = await this.browser.get();
-      const context = await browser.newContext({ acceptDownloads: false, viewport: { width: 1280, height: 800 } });
+      const context = await this.newContext();
       try {
         const page = await context.newPage();
         const session = new Session(newSessionId(), owner, context, page, this.options.logger);
@@ -264,6 +298,18 @@ export class SessionRegistry {
       }
     } finally {
       this.starting--;
+    }
+  }
+
+  private async newContext(): Promise<BrowserContext> {
+    const options = { acceptDownloads: false, viewport: { width: 1280, height: 800 } };
+    const browser = await this.browser.get();
+    try {
+      return await browser.newContext(options);
+    } catch (err) {
+      if (browser.isConnected()) throw new ServiceError('browser_unavailable', `Could not open a browser context: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, { cause: err });
+      // The browser died between launch and use; relaunch once.
+      return (await this.browser.get()).newContext(options);
     }
   }
 

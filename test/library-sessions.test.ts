@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
+import { ServiceError } from '../src/core/errors.js';
+import { silentLogger } from '../src/core/logger.js';
+import { waitFor } from './fixtures/processes.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+
+/** The same core through the in-process library (BrowserSessions / BrowserService). */
+describe('library sessions and navigate', () => {
+  let site: SiteServer;
+  let lib: BrowserSessions;
+
+  const internal = (session: BrowserSession) => lib.service.sessions.get(session.id, 'library');
+  const openContexts = async () => (await lib.service.browser.get()).contexts().length;
+  const codeOf = async (promise: Promise<unknown>): Promise<string | undefined> => {
+    try {
+      await promise;
+    } catch (err) {
+      return err instanceof ServiceError ? err.code : `not a ServiceError: ${String(err)}`;
+    }
+    return undefined;
+  };
+
+  beforeAll(async () => {
+    site = await startSiteServer();
+    lib = new BrowserSessions({ logger: silentLogger(), sessionIdleTimeoutMs: 60_000 });
+  });
+  afterAll(async () => {
+    await lib?.close();
+    await site?.close();
+  });
+
+  it('navigate answers the NavigateResponse shape with the serialised response', async () => {
+    const session = await lib.startSession();
+    const response = await session.navigate(site.url('/redirect?to=/status?code=404'), { options: { waitUntil: 'domcontentloaded' } });
+    expect(response).toMatchObject({
+      success: true,
+      data: { result: { status: 404, ok: false, url: site.url('/status?code=404'), redirectChain: [site.url('/redirect?to=/status?code=404')] } },
+    });
+    expect(await session.page.goto(site.url('/index.html'))).toMatchObject({ status: 200, ok: true });
+    expect(await session.page.goto(site.url('/index.html#top'))).toBeNull();
+    await session.end();
+  });
+
+  it('library errors are ServiceErrors with the same codes as the MCP door', async () => {
+    const session = await lib.startSession();
+    expect(await codeOf(session.navigate('javascript:alert(1)'))).toBe('url_not_allowed');
+    expect(await codeOf(session.navigate('nope'))).toBe('invalid_argument');
+    expect(await codeOf(session.navigate(site.url('/slow?ms=10000'), { options: { timeout: 300 } }))).toBe('navigation_timeout');
+    expect(await codeOf(session.navigate(site.url('/index.html'), { frameId: 'missing' }))).toBe('frame_not_found');
+    await session.end();
+    expect(await codeOf(session.navigate(site.url('/index.html')))).toBe('session_not_found');
+  });
+
+  it('a crashed page gives page_crashed once and then the session works again', async () => {
+    const session = await lib.startSession();
+    await session.navigate(site.url('/index.html'));
+    const { context, page } = internal(session);
+    const cdp = await context.newCDPSession(page);
+    // The renderer dies before answering, so the call itself never resolves cleanly.
+    void cdp.send('Page.crash').catch(() => undefined);
+    expect(await waitFor(() => internal(session).events.some((event) => event.type === 'crash'), 5_000)).toBe(true);
+
+    expect(await codeOf(session.navigate(site.url('/page2.html')))).toBe('page_crashed');
+    const again = await session.navigate(site.url('/page2.html'));
+    expect(again.data.result).toMatchObject({ status: 200 });
+    expect(internal(session).context.pages()).toHaveLength(1);
+    expect(session.info().recentEvents.map((event) => event.type)).toContain('crash');
+    await session.end();
+  });
+
+  it('a popup is closed so the session keeps exactly one page', async () => {
+    const session = await lib.startSession();
+    const outcome = await lib.service.navigate('library', session.id, { url: site.url('/popup.html') });
+    expect(outcome.result.success).toBe(true);
+    const { context } = internal(session);
+    expect(await waitFor(() => context.pages().length === 1 && session.info().recentEvents.some((event) => event.type === 'popup'), 5_000)).toBe(true);
+    expect(context.pages()[0]!.url()).toBe(site.url('/popup.html'));
+    await session.end();
+  });
+
+  it('dialogs are answered by policy: alert accepted, confirm dismissed', async () => {
+    const session = await lib.startSession();
+    const outcome = await lib.service.navigate('library', session.id, { url: site.url('/dialogs.html') });
+    expect(outcome.pageEvents.map((event) => event.type)).toEqual(['dialog', 'dialog']);
+    expect(await internal(session).page.evaluate(() => document.body.dataset.confirmed)).toBe('false');
+    await session.end();
+  });
+
+  it('operations on one session run one at a time, in order', async () => {
+    const session = await lib.startSession();
+    const finished: string[] = [];
+    await Promise.all(
+      ['/slow?ms=400', '/page2.html', '/index.html'].map((path) => session.navigate(site.url(path)).then(() => finished.push(path))),
+    );
+    expect(finished).toEqual(['/slow?ms=400', '/page2.html', '/index.html']);
+    expect(internal(session).page.url()).toBe(site.url('/index.html'));
+    await session.end();
+  });
+
+  it('session end and idle expiry close the browser context', async () => {
+    const before = await openContexts();
+    const ended = await lib.startSession();
+    expect(await openContexts()).toBe(before + 1);
+    await ended.end();
+    expect(await openContexts()).toBe(before);
+
+    const quick = new BrowserSessions({ logger: silentLogger(), sessionIdleTimeoutMs: 300 });
+    try {
+      const idle = await quick.startSession();
+      const browser = await quick.service.browser.get();
+      expect(browser.contexts()).toHaveLength(1);
+      expect(await waitFor(() => browser.contexts().length === 0, 5_000)).toBe(true);
+      expect(await codeOf(idle.navigate(site.url('/index.html')))).toBe('session_not_found');
+    } finally {
+      await quick.close();
+    }
+  });
+});
