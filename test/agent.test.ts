@@ -114,6 +114,22 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     expect(llm.requests.map(imageCount)).toEqual([1, 1, 1, 1]);
   });
 
+  it('reads structured data through the extract tool and counts its model call in usage', async () => {
+    llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/chain/three.html') } }], usage: { input: 500, output: 10 } },
+      { toolCalls: [{ name: 'extract', arguments: { instruction: 'The vault code', schema: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] } } }], usage: { input: 600, output: 20 } },
+      (request) => {
+        expect(requestTexts(request).join('\n')).toContain('The vault code is');
+        return { json: { code: '7-ALPHA-42' }, usage: { input: 300, output: 5 } };
+      },
+      (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /"code":"([^"]+)"/.exec(requestTexts(request).join('\n'))?.[1] ?? '?' } }], usage: { input: 700, output: 15 } }),
+    );
+    const result = await session.agent(config()).execute({ instruction: 'Read the vault code.', autoScreenshot: false });
+    expect(result.message).toBe('7-ALPHA-42');
+    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'extract', 'done']);
+    expect(result.usage).toMatchObject({ input_tokens: 2100, output_tokens: 50 });
+  });
+
   it('uses a tool of an MCP integration (with headers) and a custom library tool', async () => {
     const orders: OrdersServer = await startOrdersServer();
     const converted: number[] = [];

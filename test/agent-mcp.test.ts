@@ -1,0 +1,89 @@
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentResult } from '../src/core/agent/schema.js';
+import { refOf } from './agent-fixtures.js';
+import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
+import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+
+/** agent_execute through the real stdio server, with the model keys and endpoints taken from its environment. */
+describe('agent_execute over MCP stdio', () => {
+  let site: SiteServer;
+  let llm: FakeLLM;
+  let server: StdioServer;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    [site, llm] = await Promise.all([startSiteServer(), startFakeLLM()]);
+    server = await startStdioServer([], {
+      OPENAI_API_KEY: 'test-openai-key',
+      OPENAI_BASE_URL: llm.openaiBaseURL,
+      ANTHROPIC_API_KEY: 'test-anthropic-key',
+      ANTHROPIC_BASE_URL: llm.anthropicBaseURL,
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await Promise.all([site?.close(), llm?.close()]);
+  });
+  beforeEach(async () => {
+    llm.reset();
+    if (sessionId) await server.call('session_end', { sessionId });
+    sessionId = ((await server.call('session_start')).structuredContent as { id: string }).id;
+  });
+
+  it('lists agent_execute with a readable input schema and the AgentResult output schema', async () => {
+    const { tools } = await server.client.listTools();
+    const tool = tools.find((candidate) => candidate.name === 'agent_execute')!;
+    expect(tool.inputSchema.required).toEqual(expect.arrayContaining(['sessionId', 'executeOptions']));
+    const executeOptions = (tool.inputSchema.properties as Record<string, { anyOf?: Array<{ type: string; properties?: Record<string, unknown> }> }>).executeOptions!;
+    expect(executeOptions.anyOf?.map((branch) => branch.type)).toEqual(['string', 'object']);
+    expect(Object.keys(executeOptions.anyOf![1]!.properties!)).toEqual(expect.arrayContaining(['instruction', 'maxSteps', 'max_steps', 'variables']));
+    expect(tool.outputSchema?.required).toEqual(expect.arrayContaining(['success', 'message', 'actions', 'completed']));
+  });
+
+  it.each(['openai', 'anthropic'] as const)('runs a task with %s, sending a progress notification per action', async (provider) => {
+    llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/chain/one.html') } }] },
+      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /link: Go to room two/) } }] }),
+      { toolCalls: [{ name: 'done', arguments: { success: true, message: 'Reached room two.' } }] },
+    );
+    const progress: string[] = [];
+    const result = (await server.client.callTool(
+      {
+        name: 'agent_execute',
+        arguments: {
+          sessionId,
+          agentConfig: { provider, model: provider === 'openai' ? 'gpt-test-model' : 'claude-test-model' },
+          executeOptions: { instruction: 'Go to room two of the archive.', max_steps: 5 },
+        },
+      },
+      CallToolResultSchema,
+      { onprogress: (event) => progress.push(event.message ?? '') },
+    )) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    const agent = result.structuredContent as AgentResult;
+    expect(agent).toMatchObject({ success: true, completed: true, message: 'Reached room two.', metadata: { provider, maxSteps: 5 } });
+    expect(agent.actions.map((action) => action.type)).toEqual(['goto', 'click', 'done']);
+    expect(agent.usage).toMatchObject({ input_tokens: 300, output_tokens: 60 });
+    // The SDK client dispatches notifications a microtask late, so one read together with the result may be dropped.
+    const seen = progress.filter((message) => message.startsWith('action '));
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen).toEqual(['action 1: goto', 'action 2: click', 'action 3: done'].slice(0, seen.length));
+    // The server's configured key went to its configured endpoint.
+    const auth = llm.requests.map((request) => `${request.headers.authorization ?? ''} ${request.headers['x-api-key'] ?? ''}`);
+    expect(auth).toEqual(Array(3).fill(expect.stringContaining(`test-${provider}-key`)));
+    const info = (await server.call('session_list')).structuredContent as { sessions: Array<{ id: string; url: string }> };
+    expect(info.sessions.find((session) => session.id === sessionId)?.url).toBe(site.url('/agent/chain/two.html'));
+  });
+
+  it('answers a model failure as an isError result with model_error, and bad options with invalid_argument', async () => {
+    llm.enqueue({ error: { status: 500, message: 'boom' } }, { error: { status: 500, message: 'boom' } }, { error: { status: 500, message: 'boom' } });
+    const failed = await server.call('agent_execute', { sessionId, agentConfig: { provider: 'openai', model: 'gpt-test-model', options: { maxRetries: 0 } }, executeOptions: 'Do it.' });
+    expect(errorCode(failed)).toBe('model_error');
+    const bad = await server.call('agent_execute', { sessionId, executeOptions: { instruction: 'x', maxSteps: -1 } });
+    expect(errorCode(bad)).toBe('invalid_argument');
+    const tools = await server.call('agent_execute', { sessionId, agentConfig: { tools: {} }, executeOptions: 'x' });
+    expect(errorCode(tools)).toBe('invalid_argument');
+  });
+});
