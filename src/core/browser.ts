@@ -14,8 +14,6 @@ export const DEFAULT_CHROMIUM_ARGS = [
   '--disable-sync',
   '--no-first-run',
   '--disable-dev-shm-usage',
-  // Crashpad handlers daemonise outside the browser's process tree, so they could outlive the server unnoticed.
-  '--disable-crashpad-for-testing',
 ];
 
 export const HOW_TO_GET_A_BROWSER = [
