@@ -26,6 +26,8 @@ export const ERROR_STATUS = {
   navigation_failed: 502,
   browser_unavailable: 503,
   navigation_timeout: 504,
+  host_not_allowed: 403,
+  unsupported_media_type: 415,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

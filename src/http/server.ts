@@ -1,5 +1,14 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
+import { ApiKeys, OPEN_OWNER } from './auth.js';
+import { readJsonBody } from './body.js';
+import { invalidFields, sendError, sendJson, toHttpError } from './errors.js';
+import { allowedHostNames, checkHost, isLoopbackBind } from './hosts.js';
+import { McpEndpoint } from './mcp.js';
+import { matchRoute, type RouteMatch } from './routes.js';
+import { disconnectSignal, streamOperation, wantsStream } from './sse.js';
 
 export interface HttpOptions {
   port: number;
@@ -8,7 +17,107 @@ export interface HttpOptions {
   allowedHosts: string[];
 }
 
-/** Placeholder until the HTTP surface lands (issue 3). */
-export async function serveHttp(_service: BrowserService, _options: HttpOptions): Promise<void> {
-  throw new ServiceError('not_implemented', 'The HTTP transport is not available yet; use --transport stdio.');
+export interface HttpServer {
+  /** e.g. http://127.0.0.1:8931 */
+  url: string;
+  port: number;
+  server: Server;
+  /** Stops listening and closes every open connection and MCP session; the BrowserService stays up. */
+  close(): Promise<void>;
+}
+
+const MCP_METHODS = ['GET', 'POST', 'DELETE'];
+
+/** Serves MCP at /mcp and the REST API at /v1 on one HTTP server; resolves once it listens. */
+export async function serveHttp(service: BrowserService, options: HttpOptions): Promise<HttpServer> {
+  const keys = new ApiKeys(options.apiKeys);
+  const allowedHosts = allowedHostNames({ host: options.host, allowedHosts: options.allowedHosts, keysConfigured: keys.enabled });
+  const logger = service.logger;
+  const mcp = new McpEndpoint(service, service.config.sessionIdleTimeoutMs);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = performance.now();
+    const method = req.method ?? 'GET';
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const headers: Record<string, string> = {};
+    try {
+      checkHost(req, allowedHosts);
+      if (pathname === '/mcp') {
+        headers['www-authenticate'] = 'Bearer realm="browser-session-mcp"';
+        if (!MCP_METHODS.includes(method)) throw methodNotAllowed(headers, MCP_METHODS);
+        await mcp.handle(req, res, keys.authenticate(req, { bearer: true }));
+        return;
+      }
+      const { match, allowed } = matchRoute(method, pathname);
+      if (!match) {
+        if (allowed.length) throw methodNotAllowed(headers, allowed);
+        throw new ServiceError('not_found', `No route ${method} ${pathname}. The API is described at /v1/openapi.json.`);
+      }
+      const owner = match.route.auth ? keys.authenticate(req, { bearer: false }) : OPEN_OWNER;
+      await runRoute(service, match, owner, req, res);
+    } catch (err) {
+      const error = toHttpError(err, logger, { method, path: pathname });
+      if (error.code === 'payload_too_large') headers.connection = 'close';
+      if (error.code !== 'unauthorized') delete headers['www-authenticate'];
+      sendError(res, error, headers);
+    } finally {
+      logger.debug({ method, path: pathname, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'http request');
+    }
+  };
+
+  const server = createServer((req, res) => void handle(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  logger.info({ url, mcp: `${url}/mcp`, rest: `${url}/v1`, auth: keys.enabled ? 'api-key' : 'none' }, 'HTTP server listening');
+  if (!keys.enabled) {
+    logger.warn(
+      isLoopbackBind(options.host)
+        ? 'No API key configured: any process on this machine can drive the browser through this server. Pass --api-key KEY (or SVC_API_KEYS) to require one.'
+        : `No API key configured and listening on ${options.host}: anyone who can reach the port with an allowed Host can drive the browser. Pass --api-key KEY.`,
+    );
+  }
+
+  return {
+    url,
+    port,
+    server,
+    close: async () => {
+      await mcp.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Validates the body, then answers JSON, or SSE when the route streams and the caller asked for it. */
+async function runRoute(service: BrowserService, { route, params }: RouteMatch, owner: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const raw = route.body ? await readJsonBody(req) : undefined;
+  let body: unknown;
+  if (route.body) {
+    const parsed = route.body.safeParse(raw ?? {});
+    if (!parsed.success) throw invalidFields(parsed.error, `body for ${route.operationId}`);
+    body = parsed.data;
+  }
+  if (route.streams && wantsStream(req, raw)) {
+    // Unknown sessions are answered 404 before the stream opens; once it is open, errors arrive as `error` events.
+    const info = service.getSession(owner, params.id!);
+    await streamOperation(res, { operation: route.operationId, sessionId: info.id, url: info.url, run: async (ctx) => route.handle({ service, owner, params, body, ctx }) }, service.logger);
+    return;
+  }
+  const result = await route.handle({ service, owner, params, body, ctx: { signal: disconnectSignal(res) } });
+  sendJson(res, 200, result);
+}
+
+function methodNotAllowed(headers: Record<string, string>, allowed: string[]): ServiceError {
+  headers.allow = allowed.join(', ');
+  return new ServiceError('method_not_allowed', `Method not allowed here; use ${allowed.join(' or ')}.`);
 }

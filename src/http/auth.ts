@@ -1,0 +1,58 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { ServiceError } from '../core/errors.js';
+
+/** Owner of every session when the server runs without keys (the same scope stdio uses). */
+export const OPEN_OWNER = 'local';
+
+export const API_KEY_HEADER = 'x-svc-api-key';
+
+/**
+ * API keys and the session scope each one grants. Each key is kept only as an HMAC under a per-process secret,
+ * so the owner id is a hash that reveals nothing of the key, and comparing digests of equal length is constant-time.
+ */
+export class ApiKeys {
+  private readonly secret = randomBytes(32);
+  private readonly digests: Buffer[];
+
+  constructor(keys: string[]) {
+    this.digests = [...new Set(keys)].map((key) => this.digest(key));
+  }
+
+  get enabled(): boolean {
+    return this.digests.length > 0;
+  }
+
+  /**
+   * The owner scope of the request's key. REST takes `x-svc-api-key`; /mcp also takes `Authorization: Bearer KEY`.
+   * `x-svc-project-id` is accepted and ignored: keys are scoped to one project already.
+   */
+  authenticate(req: IncomingMessage, options: { bearer: boolean }): string {
+    if (!this.enabled) return OPEN_OWNER;
+    const presented = headerValue(req, API_KEY_HEADER) ?? (options.bearer ? bearerToken(req) : undefined);
+    if (!presented) {
+      throw new ServiceError('unauthorized', `Missing API key: send it in the ${API_KEY_HEADER} header${options.bearer ? ' or as Authorization: Bearer <key>' : ''}.`);
+    }
+    const candidate = this.digest(presented);
+    let match: Buffer | undefined;
+    // Compare against every key without stopping early, so timing does not tell which key (or how many) matched.
+    for (const digest of this.digests) if (timingSafeEqual(candidate, digest)) match = digest;
+    if (!match) throw new ServiceError('unauthorized', 'The API key is not valid.');
+    return `key:${match.toString('base64url').slice(0, 22)}`;
+  }
+
+  private digest(key: string): Buffer {
+    return createHmac('sha256', this.secret).update(key).digest();
+  }
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first?.trim() || undefined;
+}
+
+function bearerToken(req: IncomingMessage): string | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(headerValue(req, 'authorization') ?? '');
+  return match?.[1]?.trim() || undefined;
+}

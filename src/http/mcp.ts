@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { toServiceError } from '../core/errors.js';
+import type { BrowserService } from '../core/service.js';
+import { createMcpServer } from '../mcp/server.js';
+import { readJsonBody } from './body.js';
+
+interface McpSession {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  owner: string;
+  lastSeen: number;
+  inflight: number;
+}
+
+/** JSON-RPC error codes the /mcp endpoint answers with before a request reaches the MCP server. */
+const RPC = { parseError: -32700, invalidRequest: -32600, sessionNotFound: -32001 } as const;
+
+/**
+ * MCP streamable HTTP at /mcp, stateful: `initialize` creates an MCP session (its id in Mcp-Session-Id) with its
+ * own MCP server bound to the caller's owner scope; later requests must carry that id and the same key.
+ */
+export class McpEndpoint {
+  private readonly sessions = new Map<string, McpSession>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly service: BrowserService,
+    private readonly idleTimeoutMs: number,
+  ) {
+    this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(60_000, idleTimeoutMs / 4)));
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, owner: string): Promise<void> {
+    const id = header(req, 'mcp-session-id');
+    let body: unknown;
+    if (req.method === 'POST') {
+      try {
+        body = await readJsonBody(req);
+      } catch (err) {
+        const error = toServiceError(err);
+        return rpcError(res, error.status, error.code === 'invalid_json' ? RPC.parseError : RPC.invalidRequest, error.message);
+      }
+      if (body === undefined) return rpcError(res, 400, RPC.parseError, 'Parse error: the body is empty.');
+    }
+    if (id === undefined) {
+      if (req.method === 'POST' && isInitializeRequest(body)) return this.initialize(req, res, owner, body);
+      return rpcError(res, 400, RPC.invalidRequest, 'Bad Request: no Mcp-Session-Id header; send initialize first to open a session.');
+    }
+    const session = this.sessions.get(id);
+    // Another key's MCP session is reported missing, like its browser sessions, so ids cannot be probed.
+    if (!session || session.owner !== owner) return rpcError(res, 404, RPC.sessionNotFound, 'Session not found; initialize a new MCP session.');
+    // A session with a request or stream open is in use however long it runs.
+    session.inflight++;
+    res.once('close', () => {
+      session.inflight--;
+      session.lastSeen = Date.now();
+    });
+    await session.transport.handleRequest(req, res, body);
+  }
+
+  private async initialize(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
+    const server = createMcpServer(this.service, { owner });
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomBytes(18).toString('base64url'),
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, { transport, server, owner, lastSeen: Date.now(), inflight: 0 });
+        this.service.logger.debug({ mcpSession: id, open: this.sessions.size }, 'MCP session opened');
+      },
+    });
+    transport.onclose = () => {
+      const id = transport.sessionId;
+      if (id && this.sessions.delete(id)) this.service.logger.debug({ mcpSession: id, open: this.sessions.size }, 'MCP session closed');
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+    // A failed initialize leaves no session behind.
+    if (!transport.sessionId || !this.sessions.has(transport.sessionId)) await server.close();
+  }
+
+  /** MCP sessions nobody has used for the idle timeout are closed, like idle browser sessions. */
+  private closeIdle(): void {
+    const cutoff = Date.now() - this.idleTimeoutMs;
+    for (const session of this.sessions.values()) if (session.inflight === 0 && session.lastSeen < cutoff) void session.server.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(all.map((session) => session.server.close().catch(() => undefined)));
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  const payload = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }).end(payload);
+}

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { ERROR_STATUS } from '../core/errors.js';
+import { VERSION } from '../version.js';
+import { API_KEY_HEADER } from './auth.js';
+import { ErrorBody } from './errors.js';
+import type { Route } from './routes.js';
+import { SSE_EVENTS } from './sse.js';
+
+type Json = Record<string, unknown>;
+
+/** JSON Schema 2020-12 of a zod schema (the dialect of OpenAPI 3.1), without its $schema line. */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as Json;
+  return json;
+}
+
+const ERROR_REF = { $ref: '#/components/schemas/ErrorBody' };
+
+function errorResponse(description: string): Json {
+  return { description, content: { 'application/json': { schema: ERROR_REF } } };
+}
+
+/** Error statuses a route can answer, each with the codes that map to it. */
+function errorResponses(route: Route): Json {
+  const statuses = new Map<number, string[]>();
+  for (const [code, status] of Object.entries(ERROR_STATUS)) statuses.set(status, [...(statuses.get(status) ?? []), code]);
+  const wanted = route.auth ? [...statuses.keys()] : [403, 404, 405, 500];
+  return Object.fromEntries(
+    wanted
+      .filter((status) => route.auth || status !== 401)
+      .sort((a, b) => a - b)
+      .map((status) => [String(status), errorResponse(`Error codes: ${statuses.get(status)!.join(', ')}.`)]),
+  );
+}
+
+function operation(route: Route): Json {
+  const parameters: Json[] = [];
+  for (const [, name] of route.path.matchAll(/\{(\w+)\}/g)) {
+    parameters.push({ name, in: 'path', required: true, schema: { type: 'string' }, description: 'Session identifier.' });
+  }
+  if (route.streams) {
+    parameters.push({ name: 'x-stream-response', in: 'header', required: false, schema: { type: 'string', enum: ['true', 'false'] }, description: '`true` answers text/event-stream.' });
+  }
+  const json: Json = { schema: { $ref: `#/components/schemas/${route.operationId}Response` } };
+  const success: Json = { description: 'Success.', content: { 'application/json': json } };
+  if (route.streams) {
+    (success.content as Json)['text/event-stream'] = {
+      schema: { type: 'string' },
+      description: `Events in order: ${SSE_EVENTS.join(', ')} (log zero or more times; exactly one of finished, whose data is the JSON body above, or error, whose data is an ErrorBody).`,
+    };
+  }
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.body
+      ? { requestBody: { required: route.operationId !== 'SessionStart', content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.operationId}Request` } } } } }
+      : {}),
+    responses: { '200': success, ...errorResponses(route) },
+    ...(route.auth ? {} : { security: [] }),
+  };
+}
+
+/** The OpenAPI 3.1 document of the REST surface, generated from the route table and its zod schemas. */
+export function openApiDocument(routes: Route[]): Json {
+  const schemas: Json = { ErrorBody: jsonSchema(ErrorBody, 'output') };
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    if (route.body) schemas[`${route.operationId}Request`] = jsonSchema(route.body, 'input');
+    schemas[`${route.operationId}Response`] = jsonSchema(route.response, 'output');
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route) };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'browser-session-mcp REST API',
+      version: VERSION,
+      description: 'Isolated real-browser sessions: start, navigate, extract, agentExecute, end. The same core serves MCP at /mcp.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ ApiKey: [], ProjectId: [] }, { ApiKey: [] }],
+    components: {
+      securitySchemes: {
+        ApiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER },
+        ProjectId: { type: 'apiKey', in: 'header', name: 'x-svc-project-id', description: 'Deprecated and ignored: keys are scoped to one project.' },
+      },
+      schemas,
+    },
+    paths,
+  };
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { AgentExecuteRequest } from '../core/agent/schema.js';
+import { NavigateRequest, NavigateResponse } from '../core/navigate.js';
+import type { OperationContext } from '../core/operation.js';
+import type { BrowserService } from '../core/service.js';
+import { VERSION } from '../version.js';
+import { openApiDocument } from './openapi.js';
+import {
+  AgentExecuteResponse,
+  EndSessionResponse,
+  ExtractRequest,
+  ExtractResponse,
+  HealthResponse,
+  SessionListResponse,
+  SessionResponse,
+  StartSessionRequest,
+} from './schemas.js';
+
+export interface RouteCall<B> {
+  service: BrowserService;
+  /** Scope of the caller's sessions. */
+  owner: string;
+  params: Record<string, string>;
+  body: B;
+  ctx: OperationContext;
+}
+
+/** One REST route: its schemas feed validation and the OpenAPI document; its handler only calls the core. */
+export interface Route<B extends z.ZodType = z.ZodType> {
+  method: 'GET' | 'POST';
+  /** OpenAPI-style path, e.g. /v1/sessions/{id}/navigate. */
+  path: string;
+  operationId: string;
+  summary: string;
+  body?: B;
+  response: z.ZodType;
+  /** Answers Server-Sent Events on request (header x-stream-response: true or body streamResponse: true). */
+  streams?: boolean;
+  /** False for the routes that reveal nothing: health and the API description. */
+  auth: boolean;
+  handle(call: RouteCall<z.infer<B>>): Promise<unknown> | unknown;
+}
+
+function route<B extends z.ZodType>(definition: Route<B>): Route {
+  return definition as unknown as Route;
+}
+
+let openApi: Record<string, unknown> | undefined;
+
+export const routes: Route[] = [
+  route({
+    method: 'GET',
+    path: '/healthz',
+    operationId: 'Health',
+    summary: 'Liveness check.',
+    response: HealthResponse,
+    auth: false,
+    handle: () => ({ success: true, data: { status: 'ok', version: VERSION } }),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/openapi.json',
+    operationId: 'OpenApi',
+    summary: 'This API as an OpenAPI 3.1 document, generated from the schemas that validate the requests.',
+    response: z.record(z.string(), z.unknown()).describe('OpenAPI 3.1 document.'),
+    auth: false,
+    handle: () => (openApi ??= openApiDocument(routes)),
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/start',
+    operationId: 'SessionStart',
+    summary: 'Start an isolated browser session (its own cookies, storage and page, at about:blank).',
+    body: StartSessionRequest,
+    response: SessionResponse,
+    auth: true,
+    handle: async ({ service, owner }) => ({ success: true, data: await service.startSession(owner) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/sessions',
+    operationId: 'SessionList',
+    summary: "List the caller's open sessions.",
+    response: SessionListResponse,
+    auth: true,
+    handle: ({ service, owner }) => ({ success: true, data: { sessions: service.listSessions(owner) } }),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/sessions/{id}',
+    operationId: 'SessionGet',
+    summary: 'A session: current URL, timestamps, expiry and recent page events.',
+    response: SessionResponse,
+    auth: true,
+    handle: ({ service, owner, params }) => ({ success: true, data: service.getSession(owner, params.id!) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/{id}/navigate',
+    operationId: 'SessionNavigate',
+    summary: 'Navigate the browser of the session to a URL.',
+    body: NavigateRequest,
+    response: NavigateResponse,
+    streams: true,
+    auth: true,
+    handle: async ({ service, owner, params, body, ctx }) => (await service.navigate(owner, params.id!, body, ctx)).result,
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/{id}/extract',
+    operationId: 'SessionExtract',
+    summary: 'Extract data from the page: {pageText} with no options, {extraction} for an instruction, or an object valid against a JSON Schema.',
+    body: ExtractRequest,
+    response: ExtractResponse,
+    streams: true,
+    auth: true,
+    handle: async ({ service, owner, params, body, ctx }) => {
+      const { streamResponse: _stream, ...options } = body;
+      const { result } = await service.extract(owner, params.id!, options, ctx);
+      return { success: true, data: { result: result.result, actionId: randomUUID(), ...(result.usage ? { usage: result.usage } : {}) } };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/{id}/agentExecute',
+    operationId: 'SessionAgentExecute',
+    summary: 'Run the autonomous agent on the session until the instruction is done or maxSteps is reached.',
+    body: AgentExecuteRequest,
+    response: AgentExecuteResponse,
+    streams: true,
+    auth: true,
+    handle: async ({ service, owner, params, body, ctx }) => {
+      const { streamResponse: _stream, ...request } = body;
+      return { success: true, data: { result: (await service.agentExecute(owner, params.id!, request, ctx)).result } };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/{id}/end',
+    operationId: 'SessionEnd',
+    summary: 'End the session and free its browser context.',
+    response: EndSessionResponse,
+    auth: true,
+    handle: async ({ service, owner, params }) => {
+      await service.endSession(owner, params.id!);
+      return { success: true };
+    },
+  }),
+];
+
+export interface RouteMatch {
+  route: Route;
+  params: Record<string, string>;
+}
+
+/** The route for a method and path; `allowed` lists the methods of a path that exists under another method. */
+export function matchRoute(method: string, pathname: string): { match?: RouteMatch; allowed: string[] } {
+  const allowed: string[] = [];
+  // A literal path (/v1/sessions/start) wins over a pattern that would also match it (/v1/sessions/{id}).
+  const literal = routes.filter((candidate) => candidate.path === pathname);
+  for (const candidate of literal.length ? literal : routes) {
+    const params = matchPath(candidate.path, pathname);
+    if (!params) continue;
+    if (candidate.method === method || (method === 'HEAD' && candidate.method === 'GET')) return { match: { route: candidate, params }, allowed };
+    allowed.push(candidate.method);
+  }
+  return { allowed };
+}
+
+function matchPath(pattern: string, pathname: string): Record<string, string> | undefined {
+  const want = pattern.split('/');
+  const got = pathname.split('/');
+  if (want.length !== got.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const part = want[i]!;
+    if (part.startsWith('{')) {
+      if (!got[i]) return undefined;
+      try {
+        params[part.slice(1, -1)] = decodeURIComponent(got[i]!);
+      } catch {
+        return undefined;
+      }
+    } else if (part !== got[i]) {
+      return undefined;
+    }
+  }
+  return params;
+}

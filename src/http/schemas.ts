@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { AgentResult } from '../core/agent/schema.js';
+import { ExtractOptions, ExtractResult, Usage } from '../core/extract.js';
+import { SessionInfoSchema } from '../core/sessions.js';
+
+/** The REST envelopes around the core's schemas; the core's request schemas are used as they are. */
+
+export const StartSessionRequest = z.object({}).strict().describe('No start options yet; send an empty object or no body.');
+
+export const SessionResponse = z.object({ success: z.literal(true), data: SessionInfoSchema }).strict();
+
+export const SessionListResponse = z.object({ success: z.literal(true), data: z.object({ sessions: z.array(SessionInfoSchema) }).strict() }).strict();
+
+export const EndSessionResponse = z.object({ success: z.literal(true) }).strict();
+
+export const ExtractRequest = ExtractOptions.extend({
+  streamResponse: z.boolean().optional().describe('Stream progress as Server-Sent Events.'),
+});
+
+export const ExtractResponse = z
+  .object({
+    success: z.literal(true),
+    data: z
+      .object({
+        result: ExtractResult.describe('{pageText} with no options, {extraction} for an instruction alone, else an object valid against the schema.'),
+        actionId: z.string(),
+        usage: Usage.optional().describe('Absent when no model was called.'),
+      })
+      .strict(),
+  })
+  .strict();
+
+export const AgentExecuteResponse = z.object({ success: z.literal(true), data: z.object({ result: AgentResult }).strict() }).strict();
+
+export const HealthResponse = z.object({ success: z.literal(true), data: z.object({ status: z.literal('ok'), version: z.string() }).strict() }).strict();
