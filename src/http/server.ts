@@ -22,6 +22,8 @@ export interface HttpServer {
   url: string;
   port: number;
   server: Server;
+  /** Open MCP sessions at /mcp. */
+  mcpSessionCount(): number;
   /** Stops listening and closes every open connection and MCP session; the BrowserService stays up. */
   close(): Promise<void>;
 }
@@ -88,6 +90,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
     url,
     port,
     server,
+    mcpSessionCount: () => mcp.size,
     close: async () => {
       await mcp.close();
       await new Promise<void>((resolve) => {
