@@ -2,8 +2,8 @@ import type { Locator } from 'playwright-core';
 import { throwIfAborted } from '../errors.js';
 import type { OperationContext } from '../operation.js';
 import { watchSessionPages, type Session } from '../sessions.js';
-import { fetchAXTree } from './ax.js';
-import { DEFAULT_CALL_TIMEOUT_MS, bounded, pageSession } from './cdp.js';
+import { fetchAXTree, name } from './ax.js';
+import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from './cdp.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
 import { REFS_KEY, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer, type FrameSlot } from './render.js';
@@ -65,7 +65,8 @@ export async function takeSnapshot(session: Session, options: SnapshotOptions = 
     for (const [ref, found] of refs) targets.set(ref, { ref, frameId, ...found });
   }
   session.state.set(REFS_KEY, targets);
-  const title = await bounded(page.title(), callTimeoutMs, 'reading the title').catch(() => '');
+  // The root web area's name is the document title: no extra round trip.
+  const title = name(tree.root);
   const refs = new Map<string, ElementRef>();
   for (const [ref, { backendNodeId: _unused, ...element }] of targets) refs.set(ref, element);
   return { text: flatten(renderer.lines).join('\n'), refs, url: page.url(), title };

@@ -16,25 +16,20 @@ export interface RefTarget extends ElementRef {
 /**
  * Finds elements that resolveRef registered in the page's ref table. It reaches into closed shadow roots,
  * which Playwright's CSS and XPath engines cannot, because the table holds the elements themselves.
+ * A string, not a function: bundlers' helper calls in a function body would not exist in the page.
  */
-function createRefEngine() {
-  const table = () => (window as unknown as Record<symbol, Map<string, WeakRef<Element>> | undefined>)[Symbol.for('bsm.refs')];
-  const find = (ref: string) => {
-    const element = table()?.get(ref)?.deref();
+const REF_ENGINE = `({
+  find(ref) {
+    const element = window[Symbol.for(${JSON.stringify(PAGE_REFS_KEY)})]?.get(ref)?.deref();
     return element && element.isConnected ? element : null;
-  };
-  return {
-    query: (_root: Node, ref: string) => find(ref),
-    queryAll: (_root: Node, ref: string) => {
-      const element = find(ref);
-      return element ? [element] : [];
-    },
-  };
-}
+  },
+  query(_root, ref) { return this.find(ref); },
+  queryAll(_root, ref) { const element = this.find(ref); return element ? [element] : []; },
+})`;
 
 let registered: Promise<void> | undefined;
 function registerEngine(): Promise<void> {
-  registered ??= selectors.register(ENGINE, createRefEngine).catch((err: unknown) => {
+  registered ??= selectors.register(ENGINE, { content: REF_ENGINE }).catch((err: unknown) => {
     if (!String(err).includes('already registered')) throw err;
   });
   return registered;
@@ -61,11 +56,16 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
     if (!objectId) {
       throw new ServiceError('invalid_argument', `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page; read the page again to get fresh refs.`);
     }
-    await cdp.send('Runtime.callFunctionOn', {
+    const registered = await cdp.send<{ result: { value?: unknown } }>('Runtime.callFunctionOn', {
       objectId,
-      functionDeclaration: `function (key, ref) { const slot = Symbol.for(key); (window[slot] ??= new Map()).set(ref, new WeakRef(this)); }`,
+      functionDeclaration: `function (key, ref) { if (!this.isConnected) return false; const slot = Symbol.for(key); (window[slot] ??= new Map()).set(ref, new WeakRef(this)); return true; }`,
       arguments: [{ value: PAGE_REFS_KEY }, { value: cleaned }],
+      returnByValue: true,
     });
+    if (registered.result.value !== true) {
+      await cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
+      throw new ServiceError('invalid_argument', `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page; read the page again to get fresh refs.`);
+    }
     await cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
   } finally {
     await detach?.();

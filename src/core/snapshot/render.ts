@@ -11,8 +11,9 @@ const SKIP = new Set(['InlineTextBox', 'ListMarker']);
 /** Containers worth a line of their own, with their content indented under them. */
 const LANDMARKS = new Set(['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog']);
 /** Inline formatting: its text joins the surrounding line. */
-const INLINE = new Set(['StaticText', 'strong', 'emphasis', 'code', 'mark', 'subscript', 'superscript', 'time', 'abbr', 'deletion', 'insertion', 'Abbr', 'LabelText', 'none']);
-const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader']);
+const INLINE = new Set(['StaticText', 'strong', 'emphasis', 'code', 'mark', 'subscript', 'superscript', 'time', 'abbr', 'deletion', 'insertion', 'Abbr', 'none']);
+const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader', 'LayoutTableCell']);
+const ROWS = new Set(['row', 'LayoutTableRow']);
 const NOT_FOCUS_TARGETS = new Set(['RootWebArea', 'Iframe', 'WebArea', 'IframePresentational']);
 
 export interface RenderedRef {
@@ -37,6 +38,9 @@ export class Renderer {
   private lineDepth = 0;
   /** Inside a table row, blocks and controls stay on the row's line. */
   private rowDepth = 0;
+  /** The name of the container line just written: a legend or caption repeating it is dropped. */
+  private header = '';
+  private afterLink = false;
 
   constructor(
     private readonly tree: AXTree,
@@ -70,11 +74,12 @@ export class Renderer {
     if (r === 'heading') return this.block(node, depth, `${'#'.repeat(Number(property(node, 'level') ?? 2))} `);
     if (r === 'image' || r === 'img' || r === 'figure' && name(node)) return this.image(node, depth);
     if (r === 'listitem') return this.block(node, depth, '- ');
-    if (r === 'row') return this.row(node, depth);
+    if (ROWS.has(r)) return this.row(node, depth);
     if (CELLS.has(r)) return this.kids(node, depth);
     if (LANDMARKS.has(r) || ((r === 'region' || r === 'form' || r === 'group') && name(node))) {
       this.flush();
       if (this.rowDepth === 0) this.lines.push(`${indent(depth)}${r}:${name(node) ? ` ${clean(name(node))}` : ''}`);
+      this.header = clean(name(node));
       this.kids(node, depth + 1);
       return this.flush();
     }
@@ -96,7 +101,12 @@ export class Renderer {
   }
 
   private text(value: string, depth: number): void {
-    if (value.trim()) this.append(value, depth);
+    if (!value.trim()) return;
+    // Whitespace between a link and the next text is its own DOM text node, which the tree drops.
+    const last = this.line[this.line.length - 1];
+    if (last?.endsWith(')') && this.afterLink && /^[\p{L}\p{N}]/u.test(value)) value = ` ${value}`;
+    this.afterLink = false;
+    this.append(value, depth);
   }
 
   private append(piece: string, depth: number): void {
@@ -111,7 +121,14 @@ export class Renderer {
     }
     const text = clean(this.line.join(''));
     this.line = [];
-    if (text && !/^(#+|-)$/.test(text)) this.lines.push(indent(this.lineDepth) + text);
+    if (!text || /^(#+|-)$/.test(text)) return;
+    if (text === this.header) return void (this.header = '');
+    this.header = '';
+    const previous = this.lines.length - 1;
+    const last = this.lines[previous];
+    // Punctuation after a link joins the link's line instead of standing alone.
+    if (/^[.,;:!?)\]}»”'"…]{1,3}$/.test(text) && typeof last === 'string') this.lines[previous] = last + text;
+    else this.lines.push(indent(this.lineDepth) + text);
   }
 
   private isInteractive(node: AXNode, r: string): boolean {
@@ -130,6 +147,7 @@ export class Renderer {
     const ref = `${this.frameId}-${node.backendDOMNodeId}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.backendDOMNodeId !== undefined) this.refs.set(ref, { role: r, name: label, backendNodeId: node.backendDOMNodeId, href });
+    if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
     let text = `[${ref}] ${r}`;
     if (label) text += `: ${label}`;
     else if (href) text += `: ${shortUrl(href)}`;
@@ -137,13 +155,28 @@ export class Renderer {
     if (value !== undefined && value !== '' && String(value) !== label && r !== 'link') text += ` = ${JSON.stringify(String(value))}`;
     const states = stateList(node);
     if (states) text += ` (${states})`;
+    // A <label> rendered just before its control says the same as the control's name.
+    if (label && clean(this.line.join('')) === label) this.line = [];
+    const previous = this.lines[this.lines.length - 1];
+    if (label && !this.line.length && typeof previous === 'string' && previous.trim() === label) this.lines.pop();
     this.append(this.line.length ? ` ${text}` : text, depth);
-    const covered = !label || label.includes(clean(subtreeText(this.tree, node)));
+    const inner = clean(subtreeText(this.tree, node));
+    const covered = !label || label.includes(inner) || inner === clean(String(value ?? ''));
     if (!covered || this.hasInteractiveInside(node)) {
       this.flush();
       this.kids(node, depth + 1);
     }
     this.flush();
+  }
+
+  /** Links read as Markdown links inside the text, the ref standing where the URL would: `[Pricing](0-41)`. */
+  private link(node: AXNode, label: string, ref: string, href: string | undefined, depth: number): void {
+    const text = (label || (href ? shortUrl(href) : 'link')).replace(/[[\]]/g, '');
+    const inner = clean(subtreeText(this.tree, node));
+    const space = this.line.length && !/\s$/.test(this.line[this.line.length - 1]!) ? ' ' : '';
+    this.append(`${space}[${text}](${ref})${stateList(node) ? ` (${stateList(node)})` : ''}`, depth);
+    this.afterLink = true;
+    if (inner && !label.includes(inner)) this.kids(node, depth);
   }
 
   private hasInteractiveInside(node: AXNode): boolean {

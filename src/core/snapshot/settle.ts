@@ -11,15 +11,20 @@ const POLL_MS = 50;
 const IGNORED_TYPES = new Set(['websocket', 'eventsource', 'ping', 'beacon']);
 const SETTLE_KEY = 'bsm.settle';
 
-/** In every document from its start: records the time of the last structural DOM change. */
-function installObserver(key: string): void {
-  const slot = Symbol.for(key);
-  const host = window as unknown as Record<symbol, { last: number } | undefined>;
-  if (host[slot]) return;
+/** In every document from its start: records the time of the last structural DOM change. Strings, so no bundler helper leaks into the page. */
+const INSTALL_OBSERVER = `(() => {
+  const slot = Symbol.for(${JSON.stringify(SETTLE_KEY)});
+  if (window[slot]) return false;
   const state = { last: performance.now() };
-  host[slot] = state;
-  new MutationObserver(() => (state.last = performance.now())).observe(document, { subtree: true, childList: true, characterData: true });
-}
+  window[slot] = state;
+  new MutationObserver(() => { state.last = performance.now(); }).observe(document, { subtree: true, childList: true, characterData: true });
+  return true;
+})()`;
+/** Milliseconds since the last DOM change; 0 when the observer had to be installed just now or the document is still loading. */
+const DOM_QUIET_FOR = `(() => {
+  if (${INSTALL_OBSERVER}) return 0;
+  return document.readyState === 'loading' ? 0 : performance.now() - window[Symbol.for(${JSON.stringify(SETTLE_KEY)})].last;
+})()`;
 
 class NetworkTracker {
   private readonly inflight = new Map<Request, number>();
@@ -54,7 +59,7 @@ const trackers = new WeakMap<Page, NetworkTracker>();
 export function watchPage(page: Page): void {
   if (trackers.has(page)) return;
   trackers.set(page, new NetworkTracker(page));
-  page.addInitScript(installObserver, SETTLE_KEY).catch(() => undefined);
+  page.addInitScript(INSTALL_OBSERVER).catch(() => undefined);
 }
 
 /**
@@ -71,7 +76,7 @@ export async function waitForSettledDom(session: Session, timeoutMs: number, cal
     if (remaining <= 0) return;
     let domQuiet: number;
     try {
-      domQuiet = await bounded(page.evaluate(domQuietFor, SETTLE_KEY), Math.min(remaining, callTimeoutMs), 'waiting for the DOM to settle');
+      domQuiet = await bounded(page.evaluate<number>(DOM_QUIET_FOR), Math.min(remaining, callTimeoutMs), 'waiting for the DOM to settle');
     } catch {
       // The page does not answer (a script loop, or mid-navigation): stop waiting and let the read decide.
       return;
@@ -79,18 +84,4 @@ export async function waitForSettledDom(session: Session, timeoutMs: number, cal
     if (domQuiet >= QUIET_MS && tracker.quietFor() >= QUIET_MS) return;
     await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())), signal);
   }
-}
-
-/** In the page: ms since the last DOM change; installs the observer when the document predates it (reports 0 then). */
-function domQuietFor(key: string): number {
-  const slot = Symbol.for(key);
-  const host = window as unknown as Record<symbol, { last: number } | undefined>;
-  const state = host[slot];
-  if (!state) {
-    const fresh = { last: performance.now() };
-    host[slot] = fresh;
-    new MutationObserver(() => (fresh.last = performance.now())).observe(document, { subtree: true, childList: true, characterData: true });
-    return 0;
-  }
-  return document.readyState === 'loading' ? 0 : performance.now() - state.last;
 }

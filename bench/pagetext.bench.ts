@@ -1,0 +1,168 @@
+/**
+ * Page text: tokens of our text next to innerText and Playwright's ariaSnapshot, word coverage, refs on
+ * interactive elements, over the test pages and the saved real pages of /work/shared/corpus; then the
+ * time to read a page of 5,000 elements.
+ */
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { silentLogger } from '../src/core/logger.js';
+import { BrowserService } from '../src/core/service.js';
+import type { Session } from '../src/core/sessions.js';
+import { resolveRef, takeSnapshot } from '../src/core/snapshot/index.js';
+import { startSiteServer } from '../test/fixtures/site-server.js';
+import { median, printTable } from './table.js';
+
+const CORPUS_DIR = process.env.PAGETEXT_CORPUS ?? '/work/shared/corpus';
+const PAGES_DIR = fileURLToPath(new URL('../test/sites/pages/', import.meta.url));
+/** Pages that are not content: fixtures for timeouts and frames' insides. */
+const NOT_BENCHED = new Set(['loop.html', 'frame-child.html', 'big.html']);
+const OWNER = 'bench';
+
+/** Elements a user can act on, through open shadow roots; closed roots are out of a page script's reach. */
+const COUNT_UNREFERENCED = `(() => {
+  const marked = new Set();
+  for (const ref of (window[Symbol.for('bsm.refs')] ?? new Map()).values()) { const el = ref.deref(); if (el) marked.add(el); }
+  const selector = 'a[href], button, input:not([type=hidden]), select, textarea, summary, [contenteditable=""], [contenteditable=true], [tabindex]:not([tabindex="-1"]), [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=switch], [role=menuitem], [role=option], [role=combobox], [role=textbox], [role=slider]';
+  let total = 0, missing = 0;
+  const visit = (root) => {
+    for (const el of root.querySelectorAll(selector)) {
+      if (!el.checkVisibility({ visibilityProperty: true }) || el.closest('[aria-hidden=true], [inert]')) continue;
+      total++;
+      if (!marked.has(el)) missing++;
+    }
+    for (const el of root.querySelectorAll('*')) if (el.shadowRoot) visit(el.shadowRoot);
+  };
+  visit(document);
+  return { total, missing };
+})()`;
+
+interface Row {
+  page: string;
+  innerText: number;
+  aria: number;
+  ours: number;
+  coverage: number | undefined;
+  expectedCoverage: number | undefined;
+  interactive: number;
+  missingRefs: number;
+}
+
+function tokens(text: string): number {
+  return encode(text).length;
+}
+
+function words(text: string): string[] {
+  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+}
+
+/** Share of the words of `expected` (with repeats) found in `text`. */
+function coverage(expected: string, text: string): number | undefined {
+  const have = new Set(words(text));
+  const want = words(expected);
+  if (want.length === 0) return undefined;
+  return want.filter((word) => have.has(word)).length / want.length;
+}
+
+async function measure(service: BrowserService, sessionId: string, label: string, url: string, expected?: string): Promise<Row> {
+  return (
+    await service.operate(OWNER, sessionId, async (session: Session) => {
+      await session.page.goto(url, { waitUntil: 'load', timeout: 20_000 }).catch(() => undefined);
+      const snapshot = await takeSnapshot(session, { domSettleTimeoutMs: 5_000 });
+      const innerText = await session.page.evaluate<string>('document.body ? document.body.innerText : ""');
+      const aria = await session.page.locator('body').ariaSnapshot({ timeout: 20_000 });
+      for (const ref of snapshot.refs.keys()) await resolveRef(session, ref).catch(() => undefined);
+      const counted = await session.page.evaluate<{ total: number; missing: number }>(COUNT_UNREFERENCED);
+      return {
+        page: label,
+        innerText: tokens(innerText),
+        aria: tokens(aria),
+        ours: tokens(snapshot.text),
+        coverage: coverage(innerText, snapshot.text),
+        expectedCoverage: expected === undefined ? undefined : coverage(expected, snapshot.text),
+        interactive: counted.total,
+        missingRefs: counted.missing,
+      };
+    })
+  ).result;
+}
+
+function startCorpusServer(): Promise<{ origin: string; close: () => void }> {
+  const server = createServer((req, res) => {
+    const path = join(CORPUS_DIR, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
+    if (!path.startsWith(CORPUS_DIR) || !existsSync(path) || statSync(path).isDirectory()) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': path.endsWith('.html') ? 'text/html; charset=utf-8' : 'application/octet-stream' });
+    createReadStream(path).pipe(res);
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() })),
+  );
+}
+
+const pct = (value: number | undefined) => (value === undefined ? '' : `${(value * 100).toFixed(1)}%`);
+const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);
+
+export async function run(): Promise<void> {
+  const site = await startSiteServer();
+  const corpus = await startCorpusServer();
+  const service = new BrowserService({ logger: silentLogger() });
+  try {
+    const { id } = await service.startSession(OWNER);
+    const rows: Row[] = [];
+    const pages = readdirSync(PAGES_DIR).filter((file) => file.endsWith('.html') && !NOT_BENCHED.has(file)).sort();
+    for (const file of pages) rows.push(await measure(service, id, `test/${file}`, site.url(`/pages/${file}`)));
+    const corpusPages = existsSync(CORPUS_DIR) ? readdirSync(CORPUS_DIR).filter((dir) => existsSync(join(CORPUS_DIR, dir, 'index.html'))).sort() : [];
+    for (const dir of corpusPages) {
+      const expectedFile = join(CORPUS_DIR, dir, 'expected-text.txt');
+      const expected = existsSync(expectedFile) ? readFileSync(expectedFile, 'utf8') : undefined;
+      rows.push(await measure(service, id, `corpus/${dir}`, `${corpus.origin}/${dir}/index.html`, expected));
+    }
+
+    printTable(
+      'Page text: o200k tokens per page (ours vs innerText and Playwright ariaSnapshot), words kept, refs',
+      ['page', 'innerText', 'ariaSnapshot', 'ours', 'ours/innerText', 'ours/aria', 'innerText words kept', 'expected words kept', 'interactive', 'without ref'],
+      rows.map((row) => [row.page, row.innerText, row.aria, row.ours, ratio(row.ours, row.innerText), ratio(row.ours, row.aria), pct(row.coverage), pct(row.expectedCoverage), row.interactive, row.missingRefs]),
+    );
+    const summary = (label: string, subset: Row[]) => {
+      const withExpected = subset.filter((row) => row.expectedCoverage !== undefined);
+      return [
+        `${label} (${subset.length} pages)`,
+        median(subset.map((row) => ratio(row.ours, row.innerText))),
+        median(subset.map((row) => ratio(row.ours, row.aria))),
+        pct(median(subset.map((row) => row.coverage ?? 1))),
+        withExpected.length ? pct(median(withExpected.map((row) => row.expectedCoverage!))) : '',
+        withExpected.length ? pct(Math.min(...withExpected.map((row) => row.expectedCoverage!))) : '',
+        subset.reduce((sum, row) => sum + row.missingRefs, 0),
+      ];
+    };
+    printTable(
+      'Page text: medians against the targets (ours/innerText <= 1.4, ours/aria <= 0.45, all words, every interactive element has a ref)',
+      ['pages', 'median ours/innerText', 'median ours/aria', 'median innerText words kept', 'median expected words kept', 'min expected words kept', 'interactive without ref'],
+      [summary('test pages', rows.filter((row) => row.page.startsWith('test/'))), summary('corpus', rows.filter((row) => row.page.startsWith('corpus/'))), summary('all', rows)],
+    );
+
+    const timings = await service.operate(OWNER, id, async (session: Session) => {
+      await session.page.goto(site.url('/pages/big.html'), { waitUntil: 'load' });
+      const elements = await session.page.evaluate<number>('document.querySelectorAll("body *").length');
+      await takeSnapshot(session);
+      const runs: number[] = [];
+      for (let i = 0; i < 15; i++) {
+        const started = performance.now();
+        await takeSnapshot(session);
+        runs.push(performance.now() - started);
+      }
+      return { elements, runs };
+    });
+    const { elements, runs } = timings.result;
+    printTable('Page text: time to read a page of 5,000 elements (target: median < 250 ms)', ['page', 'elements', 'runs', 'median ms', 'min ms', 'max ms'], [
+      ['test/big.html', elements, runs.length, median(runs), Math.min(...runs), Math.max(...runs)],
+    ]);
+  } finally {
+    await service.close();
+    await site.close();
+    corpus.close();
+  }
+}

@@ -1,0 +1,172 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isServiceError } from '../src/core/errors.js';
+import { silentLogger } from '../src/core/logger.js';
+import { BrowserService } from '../src/core/service.js';
+import type { Session } from '../src/core/sessions.js';
+import { resolveRef, takeSnapshot, type PageSnapshot, type SnapshotOptions } from '../src/core/snapshot/index.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+
+const GOLDEN_DIR = new URL('./golden/', import.meta.url);
+const GOLDEN_PAGES = ['article', 'table', 'form', 'shadow', 'frames-same', 'long-list', 'late'];
+
+describe('page text (takeSnapshot, resolveRef)', () => {
+  let site: SiteServer;
+  let service: BrowserService;
+  let id: string;
+
+  beforeAll(async () => {
+    site = await startSiteServer();
+    service = new BrowserService({ logger: silentLogger() });
+    id = (await service.startSession('t')).id;
+  });
+
+  afterAll(async () => {
+    await service?.close();
+    await site?.close();
+  });
+
+  const on = async <T>(work: (session: Session) => Promise<T>): Promise<T> => (await service.operate('t', id, work)).result;
+  const open = (path: string) => on((session) => session.page.goto(site.url(path)).then(() => undefined));
+  const read = (options: SnapshotOptions = {}) => on((session) => takeSnapshot(session, options));
+  const snap = async (path: string, options: SnapshotOptions = {}) => {
+    await open(path);
+    return read(options);
+  };
+  const codeOf = async (promise: Promise<unknown>) => promise.then(() => 'no error', (err: unknown) => (isServiceError(err) ? err.code : String(err)));
+  /** The ref of the first line that contains `text`. */
+  const refOf = (snapshot: PageSnapshot, text: string) => {
+    const line = snapshot.text.split('\n').find((l) => l.includes(text));
+    const ref = line?.match(/\[(\d+-\d+)\]|\]\((\d+-\d+)\)/);
+    if (!ref) throw new Error(`no ref on a line with "${text}" in:\n${snapshot.text}`);
+    return ref[1] ?? ref[2]!;
+  };
+
+  it.each(GOLDEN_PAGES)('page text of %s matches its golden file', async (page) => {
+    const snapshot = await snap(`/pages/${page}.html`, { iframes: page.startsWith('frames') });
+    // Ref numbers are DOM node ids, which vary between runs; the frame part and the place of each ref are asserted.
+    const text = snapshot.text.replace(/\b(\d+)-\d+\b/g, '$1-#');
+    const file = new URL(`${page}.txt`, GOLDEN_DIR);
+    if (process.env.UPDATE_GOLDEN || !existsSync(file)) {
+      mkdirSync(GOLDEN_DIR, { recursive: true });
+      writeFileSync(file, `${text}\n`);
+    }
+    expect(text).toBe(readFileSync(file, 'utf8').replace(/\n$/, ''));
+  });
+
+  it('includes open and closed shadow roots and clicks inside both by ref', async () => {
+    const snapshot = await snap('/pages/shadow.html');
+    expect(snapshot.text).toContain('Text inside an open shadow root.');
+    expect(snapshot.text).toContain('Text inside a closed shadow root.');
+    for (const [label, status] of [['Open action', 'open clicked'], ['Closed action', 'closed clicked']] as const) {
+      await on(async (session) => (await resolveRef(session, refOf(snapshot, label))).click({ timeout: 5_000 }));
+      expect(await on((session) => session.page.locator('#status').textContent())).toBe(status);
+    }
+    await on(async (session) => (await resolveRef(session, refOf(snapshot, 'Closed field'))).fill('deep', { timeout: 5_000 }));
+    expect(await on((session) => session.page.locator('#status').textContent())).toBe('closed typed deep');
+  });
+
+  it('types into an input and reports link hrefs by ref in the main frame', async () => {
+    const snapshot = await snap('/pages/form.html');
+    await on(async (session) => (await resolveRef(session, `[${refOf(snapshot, 'textbox: Full name')}]`)).fill('Ada', { timeout: 5_000 }));
+    expect(await on((session) => session.page.locator('#status').textContent())).toBe('typed Ada');
+    const signIn = snapshot.refs.get(refOf(snapshot, 'Sign in'));
+    expect(signIn).toMatchObject({ role: 'link', name: 'Sign in', href: site.url('/pages/form.html#login'), frameId: '0' });
+  });
+
+  it('gives every visible interactive element a ref', async () => {
+    for (const page of ['form', 'article', 'table', 'shadow', 'long-list']) {
+      const snapshot = await snap(`/pages/${page}.html`);
+      for (const ref of snapshot.refs.keys()) await on((session) => resolveRef(session, ref));
+      const missing = await on((session) =>
+        session.page.evaluate(`(() => {
+          const marked = new Set([...(window[Symbol.for('bsm.refs')]?.values() ?? [])].map((r) => r.deref()));
+          const all = [...document.querySelectorAll('a[href], button, input, select, textarea')];
+          for (const host of document.querySelectorAll('*')) if (host.shadowRoot) all.push(...host.shadowRoot.querySelectorAll('a[href], button, input, select, textarea'));
+          return all.filter((el) => el.checkVisibility() && !marked.has(el)).map((el) => el.outerHTML);
+        })()`),
+      );
+      expect(missing, page).toEqual([]);
+    }
+  });
+
+  it('shows an iframe as one line unless iframes is true (same origin)', async () => {
+    const off = await snap('/pages/frames-same.html');
+    expect(off.text).toContain('iframe: Newsletter signup (has content; read it with iframes: true)');
+    expect(off.text).not.toContain('Weekly news');
+    const on_ = await read({ iframes: true });
+    expect(on_.text).toMatch(/iframe: Newsletter signup\n {1}## Newsletter\n {1}Weekly news from inside the frame\./);
+    const subscribe = refOf(on_, 'button: Subscribe');
+    expect(subscribe.split('-')[0]).not.toBe('0');
+    await on(async (session) => (await resolveRef(session, refOf(on_, 'textbox: Your email'))).fill('a@b.c', { timeout: 5_000 }));
+    await on(async (session) => (await resolveRef(session, subscribe)).click({ timeout: 5_000 }));
+    const frameStatus = await on((session) => session.frame(subscribe.split('-')[0]!).locator('#fstatus').textContent());
+    expect(frameStatus).toBe('frame clicked a@b.c');
+  });
+
+  it('inlines a cross-origin (out-of-process) iframe with frame-qualified refs that resolve', async () => {
+    await open('/pages/frames-cross.html');
+    await on((session) => session.page.waitForFunction(() => window.frames.length === 1).then(() => session.page.frames()[1]!.waitForLoadState()));
+    const off = await read();
+    expect(off.text).toContain('iframe: Partner widget (has content; read it with iframes: true)');
+    const snapshot = await read({ iframes: true });
+    expect(snapshot.text).toContain('Weekly news from inside the frame.');
+    const subscribe = refOf(snapshot, 'button: Subscribe');
+    const frameId = subscribe.split('-')[0]!;
+    expect(frameId).not.toBe('0');
+    expect(await on(async (session) => session.frame(frameId).url())).toContain('//localhost:');
+    await on(async (session) => (await resolveRef(session, subscribe)).click({ timeout: 5_000 }));
+    expect(await on((session) => session.frame(frameId).locator('#fstatus').textContent())).toBe('frame clicked ');
+  });
+
+  it('limits the text to an XPath subtree, with or without the xpath= prefix', async () => {
+    await open('/pages/table.html');
+    const scoped = await read({ selector: '//table[1]' });
+    expect(scoped.text.split('\n')[0]).toBe('Revenue and operating profit, 2023');
+    expect(scoped.text).not.toContain('Quarterly results by region');
+    expect(scoped.text).not.toContain('Group Finance');
+    const prefixed = await read({ selector: 'xpath=//h2/following-sibling::p' });
+    expect(prefixed.text).toBe('Q4 includes a one-off gain of 12.4 million from the sale of the logistics unit in Poland. DACH covers Germany, Austria and Switzerland.');
+    expect(prefixed.refs.size).toBe(0);
+  });
+
+  it('fails on a selector that matches nothing or is not XPath', async () => {
+    await open('/pages/table.html');
+    expect(await codeOf(read({ selector: '//section[@id="nope"]' }))).toBe('selector_not_found');
+    expect(await codeOf(read({ selector: 'xpath=//table[' }))).toBe('invalid_argument');
+    expect(await codeOf(read({ selector: '   ' }))).toBe('invalid_argument');
+  });
+
+  it('waits for a late-rendering page to settle before reading', async () => {
+    const snapshot = await snap('/pages/late.html');
+    expect(snapshot.text).toContain('Order 4711 has shipped.');
+    expect(snapshot.text).toContain('Parcel 4 of 4');
+  });
+
+  it('reads what is there when domSettleTimeoutMs runs out first', async () => {
+    const snapshot = await snap('/pages/late.html', { domSettleTimeoutMs: 0 });
+    expect(snapshot.text).toContain('Loading your order');
+  });
+
+  it('rejects an unknown ref and a ref whose element is gone', async () => {
+    const snapshot = await snap('/pages/form.html');
+    expect(await codeOf(on((session) => resolveRef(session, '0-999999')))).toBe('invalid_argument');
+    const ref = refOf(snapshot, 'button: Create account');
+    await on((session) => session.page.evaluate(() => document.querySelector('button')!.remove()));
+    expect(await codeOf(on((session) => resolveRef(session, ref)))).toBe('invalid_argument');
+  });
+
+  it('fails with timeout, not a hang, on a page stuck in a script loop', async () => {
+    const other = (await service.startSession('t')).id;
+    try {
+      await service.operate('t', other, (session) => session.page.goto(site.url('/pages/loop.html')));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const started = Date.now();
+      const code = await codeOf(service.operate('t', other, (session) => takeSnapshot(session, { domSettleTimeoutMs: 500, callTimeoutMs: 1_500 })));
+      expect(code).toBe('timeout');
+      expect(Date.now() - started).toBeLessThan(6_000);
+    } finally {
+      await service.endSession('t', other).catch(() => undefined);
+    }
+  });
+});
