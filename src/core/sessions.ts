@@ -50,7 +50,7 @@ export function watchSessionPages(watcher: (session: Session, page: Page) => voi
   pageWatchers.push(watcher);
 }
 const CLOSE_TIMEOUT_MS = 10_000;
-const PROBE_TIMEOUT_MS = 2_000;
+const PROBE_TIMEOUT_MS = 3_000;
 
 /** One isolated browser session: a BrowserContext with one page, owned by one caller. */
 export class Session {
