@@ -75,7 +75,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   it('feeds a failing action back to the model, which recovers', async () => {
     llm.enqueue(
       { toolCalls: [{ name: 'click', arguments: { ref: '0-99999' } }] },
-      (request) => ({ text: 'That ref was wrong.', toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /link: Go to room two/) } }] }),
+      (request) => ({ text: 'That ref was wrong.', toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room two/) } }] }),
       { toolCalls: [{ name: 'done', arguments: { success: true, message: 'In room two.' } }] },
     );
     const result = await session.agent(config()).execute('Go to room two.');

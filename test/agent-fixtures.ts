@@ -82,13 +82,17 @@ export function latestPage(request: ReceivedRequest): string {
   return states.at(-1) ?? '';
 }
 
-/** The ref of the first line of the newest page text matching `pattern`, e.g. /textbox: Username/. */
+/** The ref of the first element of the newest page text whose line matches `pattern`: `[0-12] textbox: Name` or a link `[Text](0-41)`. */
 export function refOf(request: ReceivedRequest, pattern: RegExp): string {
-  const line = latestPage(request)
-    .split('\n')
-    .find((candidate) => pattern.test(candidate) && /\[\d+-\d+\]/.test(candidate));
-  if (!line) throw new Error(`no element matching ${pattern} in the page text:\n${latestPage(request)}`);
-  return /\[(\d+-\d+)\]/.exec(line)![1]!;
+  const page = latestPage(request);
+  for (const line of page.split('\n')) {
+    if (!pattern.test(line)) continue;
+    const link = /\[([^\]]*)\]\((\d+-\d+)\)/g;
+    for (const match of line.matchAll(link)) if (pattern.test(match[1]!)) return match[2]!;
+    const element = /\[(\d+-\d+)\]/.exec(line);
+    if (element) return element[1]!;
+  }
+  throw new Error(`no element matching ${pattern} in the page text:\n${page}`);
 }
 
 /** Number of images in one request, for both wire formats. */

@@ -43,8 +43,8 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       { text: 'Open the login page.', toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/login.html') } }], usage: { input: 1000, output: 30, reasoning: 4, cached: 200 } },
       (request) => ({
         toolCalls: [
-          { name: 'type', arguments: { ref: refOf(request, /textbox: Username/), text: 'alice' } },
-          { name: 'type', arguments: { ref: refOf(request, /textbox: Password/), text: '%password%', submit: true } },
+          { name: 'type', arguments: { ref: refOf(request, /Username/), text: 'alice' } },
+          { name: 'type', arguments: { ref: refOf(request, /Password/), text: '%password%', submit: true } },
         ],
         usage: { input: 1500, output: 60, reasoning: 6, cached: 300 },
       }),
@@ -76,7 +76,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/iframe-form.html') } }] },
       (request) => ({
         toolCalls: [
-          { name: 'type', arguments: { ref: refOf(request, /textbox: Your name/), text: 'Bob' } },
+          { name: 'type', arguments: { ref: refOf(request, /Your name/), text: 'Bob' } },
           { name: 'select_option', arguments: { ref: refOf(request, /combobox: Topic/), values: ['Support'] } },
           { name: 'click', arguments: { ref: refOf(request, /button: Send/) } },
         ],
@@ -92,8 +92,8 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
   it('follows links across three pages, showing only the newest page text in full and one screenshot', async () => {
     llm.enqueue(
       { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/chain/one.html') } }] },
-      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /link: Go to room two/) } }] }),
-      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /link: Go to room three/) } }] }),
+      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room two/) } }] }),
+      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room three/) } }] }),
       (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /vault code is (\S+)/.exec(latestPage(request))?.[1] ?? '?' } }] }),
     );
     const result = await session.agent(config()).execute({ instruction: 'Find the vault code in the archive.', context: 'Start at the archive entrance.' });

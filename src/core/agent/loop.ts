@@ -205,21 +205,19 @@ interface ObserveOptions {
   signal: AbortSignal;
 }
 
-/** Reads the page for the model: text with refs (iframes included) and, when wanted, a screenshot. */
+/** Reads the page for the model: text with refs (iframes included) and, when wanted, a screenshot taken after the text so both show the settled page. */
 async function observe(session: Session, options: ObserveOptions): Promise<PageState> {
   const page = session.page;
-  const [snapshot, screenshot] = await Promise.all([
-    takeSnapshot(session, { iframes: true, domSettleTimeoutMs: STEP_DOM_SETTLE_MS }, { signal: options.signal }).catch((err: unknown) => {
-      if (options.signal.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
-      return { text: `(The page text could not be read: ${describeToolError(err)})`, url: page.url(), title: '' };
-    }),
-    options.screenshot
-      ? page
-          .screenshot({ type: 'jpeg', quality: 50, timeout: SCREENSHOT_TIMEOUT_MS })
-          .then((buffer) => buffer.toString('base64'))
-          .catch(() => undefined)
-      : Promise.resolve(undefined),
-  ]);
+  const snapshot = await takeSnapshot(session, { iframes: true, domSettleTimeoutMs: STEP_DOM_SETTLE_MS }, { signal: options.signal }).catch((err: unknown) => {
+    if (options.signal.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
+    return { text: `(The page text could not be read: ${describeToolError(err)})`, url: page.url(), title: '' };
+  });
+  const screenshot = options.screenshot
+    ? await page
+        .screenshot({ type: 'jpeg', quality: 50, timeout: SCREENSHOT_TIMEOUT_MS })
+        .then((buffer) => buffer.toString('base64'))
+        .catch(() => undefined)
+    : undefined;
   return {
     step: options.step,
     maxSteps: options.maxSteps,
