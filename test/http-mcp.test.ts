@@ -92,6 +92,16 @@ describe('MCP over streamable HTTP', () => {
     });
     expect(badVersion.status).toBe(400);
 
+    // Resumable streams (SEP-1699): a POST stream opens with a priming event carrying an id and the retry delay.
+    const listed = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+    });
+    const text = await listed.text();
+    expect(text).toMatch(/^id: \S+\nretry: 1000\ndata: \n\n/);
+    expect(text).toContain('"tools"');
+
     const controller = new AbortController();
     const stream = await fetch(`${server.url}/mcp`, {
       method: 'GET',

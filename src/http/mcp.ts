@@ -7,6 +7,7 @@ import { toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { createMcpServer } from '../mcp/server.js';
 import { readJsonBody } from './body.js';
+import { MemoryEventStore } from './event-store.js';
 
 interface McpSession {
   transport: StreamableHTTPServerTransport;
@@ -15,6 +16,8 @@ interface McpSession {
   lastSeen: number;
   inflight: number;
 }
+
+const RETRY_MS = 1_000;
 
 /** JSON-RPC error codes the /mcp endpoint answers with before a request reaches the MCP server. */
 const RPC = { parseError: -32700, invalidRequest: -32600, sessionNotFound: -32001 } as const;
@@ -71,6 +74,9 @@ export class McpEndpoint {
     const server = createMcpServer(this.service, { owner });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomBytes(18).toString('base64url'),
+      // Resumable streams: a client that loses an SSE stream reconnects with Last-Event-ID after this delay.
+      eventStore: new MemoryEventStore(),
+      retryInterval: RETRY_MS,
       onsessioninitialized: (id) => {
         this.sessions.set(id, { transport, server, owner, lastSeen: Date.now(), inflight: 0 });
         this.service.logger.debug({ mcpSession: id, open: this.sessions.size }, 'MCP session opened');
