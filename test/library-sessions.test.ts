@@ -69,6 +69,20 @@ describe('library sessions and navigate', () => {
     await session.end();
   });
 
+  it('a crash during a navigation is reported by that navigation only', async () => {
+    const session = await lib.startSession();
+    await session.navigate(site.url('/index.html'));
+    const { context, page } = internal(session);
+    const cdp = await context.newCDPSession(page);
+    // Same site, so the document commits in the renderer we crash and then waits for an image that never comes.
+    const pending = codeOf(session.navigate(site.url('/slow-subresource?ms=20000'), { options: { timeout: 15_000 } }));
+    await waitFor(() => page.url().includes('slow-subresource'), 5_000);
+    void cdp.send('Page.crash').catch(() => undefined);
+    expect(await pending).toBe('page_crashed');
+    expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+    await session.end();
+  });
+
   it('a popup is closed so the session keeps exactly one page', async () => {
     const session = await lib.startSession();
     const outcome = await lib.service.navigate('library', session.id, { url: site.url('/popup.html') });

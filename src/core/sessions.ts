@@ -133,7 +133,14 @@ export class Session {
       if (this.closedReason) throw new ServiceError('session_closed', this.closedReason);
       await this.recoverFromCrash();
       this.lastUsedAt = new Date();
-      return await work();
+      return await work().catch(async (err: unknown) => {
+        // The operation already told the caller about the crash; swap the page now so the next one is not told again.
+        if (this.crashed && err instanceof ServiceError && err.code === 'page_crashed') {
+          this.crashed = false;
+          await this.replacePage().catch((replaceErr) => this.logger.warn({ err: replaceErr, session: this.id }, 'replacing a crashed page failed'));
+        }
+        throw err;
+      });
     } finally {
       this.busy--;
       this.lastUsedAt = new Date();
