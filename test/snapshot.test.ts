@@ -8,7 +8,7 @@ import { resolveRef, takeSnapshot, type PageSnapshot, type SnapshotOptions } fro
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 
 const GOLDEN_DIR = new URL('./golden/', import.meta.url);
-const GOLDEN_PAGES = ['article', 'table', 'form', 'shadow', 'frames-same', 'long-list', 'late'];
+const GOLDEN_PAGES = ['article', 'table', 'form', 'shadow', 'frames-same', 'long-list', 'late', 'widgets', 'hidden', 'images', 'docs', 'inbox', 'wiki', 'pricing', 'comments', 'rtl'];
 
 describe('page text (takeSnapshot, resolveRef)', () => {
   let site: SiteServer;

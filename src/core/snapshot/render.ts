@@ -12,6 +12,8 @@ const SKIP = new Set(['InlineTextBox', 'ListMarker']);
 const LANDMARKS = new Set(['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog']);
 /** Inline formatting: its text joins the surrounding line. */
 const INLINE = new Set(['StaticText', 'strong', 'emphasis', 'code', 'mark', 'subscript', 'superscript', 'time', 'abbr', 'deletion', 'insertion', 'Abbr', 'none']);
+/** Chromium-internal role names, said the way a reader knows them. */
+const DISPLAY_ROLE: Record<string, string> = { DisclosureTriangle: 'summary', ToggleButton: 'button', PopUpButton: 'button', textField: 'textbox' };
 const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader', 'LayoutTableCell']);
 const ROWS = new Set(['row', 'LayoutTableRow']);
 const NOT_FOCUS_TARGETS = new Set(['RootWebArea', 'Iframe', 'WebArea', 'IframePresentational']);
@@ -143,12 +145,13 @@ export class Renderer {
 
   /** `[ref] role: name = "value" (states)`; text before it on the same line stays, the element ends the line. */
   private control(node: AXNode, r: string, depth: number): void {
-    const label = clean(name(node));
+    // A focusable element without a name (a div with tabindex) is labelled by its text.
+    const label = clean(name(node)) || (this.hasInteractiveInside(node) ? '' : clean(subtreeText(this.tree, node)));
     const ref = `${this.frameId}-${node.backendDOMNodeId}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.backendDOMNodeId !== undefined) this.refs.set(ref, { role: r, name: label, backendNodeId: node.backendDOMNodeId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
-    let text = `[${ref}] ${r}`;
+    let text = `[${ref}] ${DISPLAY_ROLE[r] ?? r}`;
     if (label) text += `: ${label}`;
     else if (href) text += `: ${shortUrl(href)}`;
     const value = node.value?.value;
@@ -161,7 +164,7 @@ export class Renderer {
     if (label && !this.line.length && typeof previous === 'string' && previous.trim() === label) this.lines.pop();
     this.append(this.line.length ? ` ${text}` : text, depth);
     const inner = clean(subtreeText(this.tree, node));
-    const covered = !label || label.includes(inner) || inner === clean(String(value ?? ''));
+    const covered = !inner || label.includes(inner) || inner === clean(String(value ?? ''));
     if (!covered || this.hasInteractiveInside(node)) {
       this.flush();
       this.kids(node, depth + 1);
