@@ -72,7 +72,7 @@ describe('HTTP auth and key scopes', () => {
 
     const rest = await api(server.url, 'POST', '/v1/sessions/start', { key: KEY_A });
     const id = rest.json.data.id as string;
-    for (const headers of [{ authorization: `Bearer ${KEY_A}` }, { 'x-svc-api-key': KEY_A }]) {
+    for (const headers of [{ authorization: `Bearer ${KEY_A}` }, { 'x-svc-api-key': KEY_A }] as Array<Record<string, string>>) {
       const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } });
       const client = new Client({ name: 'auth-test', version: '1' });
       await client.connect(transport);

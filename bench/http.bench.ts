@@ -1,0 +1,140 @@
+/**
+ * HTTP benchmark: navigate (and a call with no browser work) through REST, MCP over streamable HTTP and the
+ * in-process BrowserService, interleaved round by round so machine load hits every door alike; the difference of
+ * medians is the transport overhead. Then throughput of 30 sessions navigating at once through REST.
+ */
+import { performance } from 'node:perf_hooks';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { silentLogger } from '../src/core/logger.js';
+import { BrowserService } from '../src/core/service.js';
+import { serveHttp } from '../src/http/server.js';
+import { startSiteServer } from '../test/fixtures/site-server.js';
+import { median, percentile, printTable } from './table.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
+const WARMUP = 3;
+const NOOP_ROUNDS = 200;
+const CONCURRENT = 30;
+const PER_SESSION = Number(process.env.BENCH_PER_SESSION ?? 10);
+const KEY = 'bench-key';
+const OWNER = 'bench';
+
+interface Door {
+  name: string;
+  navigate(url: string): Promise<void>;
+  getSession(): Promise<void>;
+}
+
+function check(ok: boolean, what: string): void {
+  if (!ok) throw new Error(`benchmark call failed: ${what}`);
+}
+
+async function rest(base: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { 'x-svc-api-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  check(res.ok, `${method} ${path}: ${JSON.stringify(json)}`);
+  return json;
+}
+
+export async function run(): Promise<void> {
+  const site = await startSiteServer();
+  const service = new BrowserService({ logger: silentLogger(), maxSessions: CONCURRENT + 10 });
+  const http = await serveHttp(service, { port: 0, host: '127.0.0.1', apiKeys: [KEY], allowedHosts: [] });
+  const transport = new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } });
+  const mcp = new Client({ name: 'bench', version: '1' });
+  await mcp.connect(transport);
+  try {
+    const inProcessId = (await service.startSession(OWNER)).id;
+    const restId = (await rest(http.url, 'POST', '/v1/sessions/start')).data.id as string;
+    const mcpId = ((await mcp.callTool({ name: 'session_start', arguments: {} })) as CallToolResult).structuredContent!.id as string;
+    const doors: Door[] = [
+      {
+        name: 'in-process BrowserService',
+        navigate: async (url) => void (await service.navigate(OWNER, inProcessId, { url })),
+        getSession: async () => void service.getSession(OWNER, inProcessId),
+      },
+      {
+        name: 'REST (fetch, keep-alive)',
+        navigate: async (url) => void (await rest(http.url, 'POST', `/v1/sessions/${restId}/navigate`, { url })),
+        getSession: async () => void (await rest(http.url, 'GET', `/v1/sessions/${restId}`)),
+      },
+      {
+        name: 'MCP over streamable HTTP',
+        navigate: async (url) => {
+          const result = (await mcp.callTool({ name: 'navigate', arguments: { sessionId: mcpId, url } })) as CallToolResult;
+          check(!result.isError, JSON.stringify(result.content));
+        },
+        getSession: async () => {
+          const result = (await mcp.callTool({ name: 'session_list', arguments: {} })) as CallToolResult;
+          check(!result.isError, JSON.stringify(result.content));
+        },
+      },
+    ];
+
+    const samples = new Map(doors.map((door) => [door.name, { navigate: [] as number[], get: [] as number[] }]));
+    for (let round = 0; round < WARMUP + ROUNDS; round++) {
+      const url = site.url(round % 2 ? '/page2.html' : '/index.html');
+      for (const door of doors) {
+        const started = performance.now();
+        await door.navigate(url);
+        if (round >= WARMUP) samples.get(door.name)!.navigate.push(performance.now() - started);
+      }
+    }
+    // Calls without browser work show the transport alone, without the page-load noise.
+    for (let round = 0; round < WARMUP + NOOP_ROUNDS; round++) {
+      for (const door of doors) {
+        const started = performance.now();
+        await door.getSession();
+        if (round >= WARMUP) samples.get(door.name)!.get.push(performance.now() - started);
+      }
+    }
+    const base = samples.get(doors[0]!.name)!;
+    printTable(
+      `Latency per call, doors interleaved: ${ROUNDS} navigations, ${NOOP_ROUNDS} no-op calls (get session / session_list) each (ms; overhead = median minus the in-process median)`,
+      ['door', 'navigate median', 'navigate p90', 'navigate overhead', 'no-op call median', 'no-op overhead'],
+      doors.map((door) => {
+        const s = samples.get(door.name)!;
+        return [door.name, median(s.navigate), percentile(s.navigate, 90), median(s.navigate) - median(base.navigate), median(s.get), median(s.get) - median(base.get)];
+      }),
+    );
+
+    const ids: string[] = [];
+    for (let i = 0; i < CONCURRENT; i++) ids.push((await rest(http.url, 'POST', '/v1/sessions/start')).data.id as string);
+    let errors = 0;
+    const latencies: number[] = [];
+    const started = performance.now();
+    await Promise.all(
+      ids.map(async (id, i) => {
+        for (let n = 0; n < PER_SESSION; n++) {
+          const t0 = performance.now();
+          const res = await fetch(`${http.url}/v1/sessions/${id}/navigate`, {
+            method: 'POST',
+            headers: { 'x-svc-api-key': KEY, 'content-type': 'application/json' },
+            body: JSON.stringify({ url: site.url((n + i) % 2 ? '/page2.html' : '/index.html') }),
+          });
+          await res.arrayBuffer();
+          if (!res.ok) errors++;
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    printTable(
+      `Throughput: ${CONCURRENT} sessions navigating at once through REST, ${PER_SESSION} navigations each`,
+      ['operations', 'errors', 'seconds', 'ops/s', 'latency median (ms)', 'latency p90 (ms)'],
+      [[ids.length * PER_SESSION, errors, seconds, (ids.length * PER_SESSION) / seconds, median(latencies), percentile(latencies, 90)]],
+    );
+    await Promise.all(ids.map((id) => rest(http.url, 'POST', `/v1/sessions/${id}/end`)));
+  } finally {
+    await mcp.close().catch(() => undefined);
+    await http.close();
+    await service.close();
+    await site.close();
+  }
+}
