@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
 import { renderersUnder, waitFor } from './fixtures/processes.js';
@@ -245,6 +245,33 @@ describe('MCP over stdio', () => {
     }
   });
 
+  it('navigate sends progress notifications when the client passes a progressToken', async () => {
+    const id = await start();
+    const messages: string[] = [];
+    const result = (await server.client.callTool(
+      { name: 'navigate', arguments: { sessionId: id, url: site.url('/index.html') } },
+      undefined,
+      { onprogress: (progress) => messages.push(progress.message ?? '') },
+    )) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(messages[0], JSON.stringify(messages)).toMatch(/^navigating to /);
+    // Not 'finished': the SDK client handles notifications a microtask late, so one that shares a read with the result is dropped.
+    expect(messages, JSON.stringify(messages)).toEqual(expect.arrayContaining([expect.stringMatching(/^response 200/), 'page loaded']));
+    await end(id);
+  });
+
+  it('navigate with streamResponse sends its stages as log messages', async () => {
+    const id = await start();
+    const stages: string[] = [];
+    server.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      stages.push(String((notification.params.data as { stage?: string }).stage));
+    });
+    await okNav(id, site.url('/page2.html'), { streamResponse: true });
+    expect(await waitFor(() => stages.includes('finished'), 2_000)).toBe(true);
+    expect(stages).toEqual(expect.arrayContaining(['started', 'response', 'domcontentloaded', 'load', 'finished']));
+    await end(id);
+  });
+
   it('alert and confirm dialogs do not block navigation and are reported in _meta.pageEvents', async () => {
     const id = await start();
     const result = await navigate(id, site.url('/dialogs.html'), { options: { timeout: 10_000 } });
@@ -258,10 +285,12 @@ describe('MCP over stdio', () => {
     const id = await start();
     const result = await navigate(id, site.url('/popup.html'));
     expect(result.isError).toBeFalsy();
-    // The popup may surface just after load; then it is in the session's recent events.
-    const reported = async () => [...pageEvents(result), ...((await sessionInfo(id))?.recentEvents ?? [])].some((event) => event.type === 'popup');
-    expect(await waitFor(reported, 5_000)).toBe(true);
-    expect(site.requests.some((request) => request.url === '/page2.html')).toBe(true);
+    // Chromium surfaces a popup once its first document commits, often after the opener's load: then the next call reports it.
+    const isPopup = (event: { type: string }) => event.type === 'popup';
+    expect(await waitFor(async () => ((await sessionInfo(id))?.recentEvents ?? []).some(isPopup), 5_000)).toBe(true);
+    const next = await navigate(id, site.url('/index.html'));
+    const popups = [...pageEvents(result), ...pageEvents(next)].filter(isPopup);
+    expect(popups).toEqual([expect.objectContaining({ type: 'popup', url: site.url('/page2.html') })]);
     await end(id);
   });
 

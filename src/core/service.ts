@@ -72,12 +72,14 @@ export class BrowserService {
     return this.operate(owner, id, (session) => runAgent(session, req.agentConfig ?? {}, req.executeOptions, { config: this.config }, ctx), ctx);
   }
 
-  /** Runs `work` in the session's queue and collects the page events it caused; they are also sent as progress. */
+  /**
+   * Runs `work` in the session's queue and collects the page events the caller has not been told about: those of
+   * this operation and any that surfaced after the previous one returned. They are also sent as progress.
+   */
   async operate<T>(owner: string, id: string, work: (session: Session) => Promise<T>, ctx: OperationContext = {}): Promise<Outcome<T>> {
     return this.sessions.run(id, owner, async (session) => {
-      const since = session.lastEventSeq;
       const result = await work(session);
-      const pageEvents = session.eventsSince(since);
+      const pageEvents = session.takeUnreportedEvents();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
       return { result, pageEvents };
     });

@@ -62,6 +62,7 @@ export class Session {
   /** Per-feature state (e.g. the element refs of the last page text), keyed by the feature. */
   readonly state = new Map<string, unknown>();
   private eventSeq = 0;
+  private reportedSeq = 0;
   private frameIds = new WeakMap<Frame, string>();
   private framesById = new Map<string, WeakRef<Frame>>();
   private nextFrameId = 0;
@@ -114,6 +115,13 @@ export class Session {
   /** Events recorded after `seq`, for reporting what happened during one operation. */
   eventsSince(seq: number): PageEvent[] {
     return this.events.filter((event) => event.seq > seq);
+  }
+
+  /** Events no operation has reported yet; a popup, for one, surfaces only after the page that opened it has loaded. */
+  takeUnreportedEvents(): PageEvent[] {
+    const events = this.eventsSince(this.reportedSeq);
+    this.reportedSeq = this.eventSeq;
+    return events;
   }
 
   get lastEventSeq(): number {
@@ -237,6 +245,11 @@ export class Session {
     });
     this.frameId(page.mainFrame());
     page.on('frameattached', (frame) => this.frameId(frame));
+    // Ad-heavy pages attach and drop frames all the time; forget the ids of those that are gone.
+    page.on('framedetached', (frame) => {
+      const id = this.frameIds.get(frame);
+      if (id !== undefined) this.framesById.delete(id);
+    });
   }
 
   /** Dialogs never block: alerts and beforeunload are accepted, confirm and prompt dismissed. */

@@ -38,12 +38,16 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool) throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
-    return callTool(tool, request.params.arguments ?? {}, {
+    const sent: Array<Promise<unknown>> = [];
+    const result = await callTool(tool, request.params.arguments ?? {}, {
       service,
       owner: options.owner,
       signal: extra.signal,
-      progress: progressSender(extra, request.params.arguments),
+      progress: progressSender(extra, request.params.arguments, sent),
     });
+    // Notifications are written asynchronously; a last one still in flight would reach the client after the result and be dropped.
+    await Promise.all(sent);
+    return result;
   });
   return server;
 }
@@ -96,17 +100,18 @@ function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string,
 function progressSender(
   extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
   args: Record<string, unknown> | undefined,
+  sent: Array<Promise<unknown>>,
 ): ((event: ProgressEvent) => void) | undefined {
   const token = extra._meta?.progressToken;
   if (token !== undefined) {
     let step = 0;
     return (event) => {
-      void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message: event.message } }).catch(() => undefined);
+      sent.push(extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message: event.message } }).catch(() => undefined));
     };
   }
   if (args?.streamResponse === true) {
     return (event) => {
-      void extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'browser-session-mcp', data: { message: event.message, ...event.data } } }).catch(() => undefined);
+      sent.push(extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'browser-session-mcp', data: { message: event.message, ...event.data } } }).catch(() => undefined));
     };
   }
   return undefined;
