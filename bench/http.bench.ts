@@ -42,9 +42,30 @@ async function rest(base: string, method: string, path: string, body?: unknown):
   return json;
 }
 
+/** Every session navigates PER_SESSION times in a row, all sessions at once; a failed or thrown call counts as an error. */
+async function throughput(door: string, ids: string[], pageUrl: (path: string) => string, navigate: (id: string, url: string) => Promise<boolean>): Promise<Array<string | number>> {
+  const path = (n: number) => (n % 2 ? '/page2.html' : '/index.html');
+  let errors = 0;
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    ids.map(async (id, i) => {
+      for (let n = 0; n < PER_SESSION; n++) {
+        const t0 = performance.now();
+        const ok = await navigate(id, pageUrl(path(n + i))).catch(() => false);
+        if (!ok) errors++;
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const total = ids.length * PER_SESSION;
+  return [door, total, errors, seconds, total / seconds, median(latencies), percentile(latencies, 90)];
+}
+
 export async function run(): Promise<void> {
   const site = await startSiteServer();
-  const service = new BrowserService({ logger: silentLogger(), maxSessions: CONCURRENT + 10 });
+  const service = new BrowserService({ logger: silentLogger(), maxSessions: 2 * CONCURRENT + 10 });
   const http = await serveHttp(service, { port: 0, host: '127.0.0.1', apiKeys: [KEY], allowedHosts: [] });
   const transport = new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } });
   const mcp = new Client({ name: 'bench', version: '1' });
@@ -96,40 +117,38 @@ export async function run(): Promise<void> {
     }
     const base = samples.get(doors[0]!.name)!;
     printTable(
-      `Latency per call, doors interleaved: ${ROUNDS} navigations, ${NOOP_ROUNDS} no-op calls (get session / session_list) each (ms; overhead = median minus the in-process median)`,
+      `Latency per call, doors interleaved: ${ROUNDS} navigations, ${NOOP_ROUNDS} no-op calls (get session / session_list) each (ms; overhead = median of the per-round differences from the in-process call)`,
       ['door', 'navigate median', 'navigate p90', 'navigate overhead', 'no-op call median', 'no-op overhead'],
       doors.map((door) => {
         const s = samples.get(door.name)!;
-        return [door.name, median(s.navigate), percentile(s.navigate, 90), median(s.navigate) - median(base.navigate), median(s.get), median(s.get) - median(base.get)];
+        // Paired by round: each navigation is compared with the in-process one of the same round, under the same load.
+        const paired = (mine: number[], theirs: number[]) => median(mine.map((ms, i) => ms - theirs[i]!));
+        return [door.name, median(s.navigate), percentile(s.navigate, 90), paired(s.navigate, base.navigate), median(s.get), paired(s.get, base.get)];
       }),
     );
 
     const ids: string[] = [];
     for (let i = 0; i < CONCURRENT; i++) ids.push((await rest(http.url, 'POST', '/v1/sessions/start')).data.id as string);
-    let errors = 0;
-    const latencies: number[] = [];
-    const started = performance.now();
-    await Promise.all(
-      ids.map(async (id, i) => {
-        for (let n = 0; n < PER_SESSION; n++) {
-          const t0 = performance.now();
-          const res = await fetch(`${http.url}/v1/sessions/${id}/navigate`, {
-            method: 'POST',
-            headers: { 'x-svc-api-key': KEY, 'content-type': 'application/json' },
-            body: JSON.stringify({ url: site.url((n + i) % 2 ? '/page2.html' : '/index.html') }),
-          });
-          await res.arrayBuffer();
-          if (!res.ok) errors++;
-          latencies.push(performance.now() - t0);
-        }
+    const localIds: string[] = [];
+    for (let i = 0; i < CONCURRENT; i++) localIds.push((await service.startSession(OWNER)).id);
+    const rows = [
+      await throughput('in-process BrowserService', localIds, site.url, (id, url) => service.navigate(OWNER, id, { url }).then(() => true)),
+      await throughput('REST (fetch)', ids, site.url, async (id, url) => {
+        const res = await fetch(`${http.url}/v1/sessions/${id}/navigate`, {
+          method: 'POST',
+          headers: { 'x-svc-api-key': KEY, 'content-type': 'application/json' },
+          body: JSON.stringify({ url }),
+        });
+        await res.arrayBuffer();
+        return res.ok;
       }),
-    );
-    const seconds = (performance.now() - started) / 1000;
+    ];
     printTable(
-      `Throughput: ${CONCURRENT} sessions navigating at once through REST, ${PER_SESSION} navigations each`,
-      ['operations', 'errors', 'seconds', 'ops/s', 'latency median (ms)', 'latency p90 (ms)'],
-      [[ids.length * PER_SESSION, errors, seconds, (ids.length * PER_SESSION) / seconds, median(latencies), percentile(latencies, 90)]],
+      `Throughput: ${CONCURRENT} sessions navigating at once, ${PER_SESSION} navigations each`,
+      ['door', 'operations', 'errors', 'seconds', 'ops/s', 'latency median (ms)', 'latency p90 (ms)'],
+      rows,
     );
+    await Promise.all(localIds.map((id) => service.endSession(OWNER, id)));
     await Promise.all(ids.map((id) => rest(http.url, 'POST', `/v1/sessions/${id}/end`)));
   } finally {
     await mcp.close().catch(() => undefined);
