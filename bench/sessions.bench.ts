@@ -1,11 +1,11 @@
 /**
  * Sessions benchmark: session_start and navigate latency through the MCP stdio door and the in-process
- * BrowserService, side by side with raw playwright-core on the same local pages; then the memory of the
- * server + browser process tree with 1, 10 and 50 open sessions.
+ * BrowserService, side by side with raw playwright-core on the same local pages (raw and in-process share one
+ * Chromium; the stdio server launches its own with the same flags); then the memory of the server + browser
+ * process tree with 1, 10 and 50 open sessions.
  */
 import { performance } from 'node:perf_hooks';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { DEFAULT_CHROMIUM_ARGS, findBrowserExecutable } from '../src/core/browser.js';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { startStdioServer, type StdioServer } from '../test/fixtures/mcp-stdio.js';
@@ -13,7 +13,7 @@ import { treePssBytes, treeRssBytes } from '../test/fixtures/processes.js';
 import { startSiteServer, type SiteServer } from '../test/fixtures/site-server.js';
 import { median, percentile, printTable } from './table.js';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
 const WARMUP = 3;
 const OWNER = 'bench';
 const PAGES = ['/index.html', '/page2.html', '/frames.html'];
@@ -51,7 +51,10 @@ function rawDoor(browser: Browser): Door {
     async navigate(id, url) {
       await open.get(id)!.page.goto(url);
     },
-    close: () => browser.close(),
+    close: async () => {
+      for (const { context } of open.values()) await context.close();
+      open.clear();
+    },
   };
 }
 
@@ -136,11 +139,10 @@ async function measureMemory(server: StdioServer, site: SiteServer): Promise<Mem
 }
 
 export async function run(): Promise<void> {
-  const executable = findBrowserExecutable(undefined);
-  if (!executable) throw new Error('no Chromium found; see README');
   const site = await startSiteServer();
-  const raw = rawDoor(await chromium.launch({ executablePath: executable.path, args: DEFAULT_CHROMIUM_ARGS }));
   const service = new BrowserService({ logger: silentLogger(), maxSessions: 100 });
+  // Raw playwright-core drives the in-process service's own Chromium, so that pair differs only in our code.
+  const raw = rawDoor(await service.browser.get());
   const server = await startStdioServer(['--max-sessions', '100'], { LOG_LEVEL: 'error' });
   const doors = [raw, inProcessDoor(service), stdioDoor(server)];
   try {
@@ -161,8 +163,8 @@ export async function run(): Promise<void> {
     }
     printTable(`Latency, median of ${ROUNDS} rounds (ms; local pages ${PAGES.join(', ')})`, ['operation', 'door', 'median ms', 'p90 ms', 'x raw', 'target', 'ok?'], rows);
 
-    await service.close();
     await raw.close();
+    await service.close();
     const memory = await measureMemory(server, site);
     const idle = memory[0]!;
     const mb = (bytes: number) => bytes / 2 ** 20;
@@ -178,8 +180,8 @@ export async function run(): Promise<void> {
       ]),
     );
   } finally {
-    await service.close().catch(() => undefined);
     await raw.close().catch(() => undefined);
+    await service.close().catch(() => undefined);
     await server.close().catch(() => undefined);
     await site.close();
   }
