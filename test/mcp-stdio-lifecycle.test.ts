@@ -100,11 +100,14 @@ describe('MCP stdio server lifecycle and limits', () => {
   });
 
   for (const how of ['SIGTERM', 'SIGKILL', 'stdin close'] as const) {
-    it(`killing the server (${how}) leaves no Chromium process behind`, async () => {
+    it(`killing the server (${how}) mid-navigation leaves no Chromium process behind`, async () => {
       server = await startStdioServer();
       const started = await Promise.all([server.call('session_start'), server.call('session_start')]);
       await Promise.all(started.map((result) => navigateOk(id(result), site.url('/frames.html'))));
       const serverPid = server.pid!;
+      // One navigation still in flight when the server goes: shutdown must not wait for it.
+      void server.call('navigate', { sessionId: id(started[0]!), url: site.url('/hang'), options: { timeout: 60_000 } }).catch(() => undefined);
+      expect(await waitFor(() => site.requests.some((request) => request.url === '/hang'), 5_000)).toBe(true);
       const chromium = chromiumUnder(serverPid);
       expect(chromium.length).toBeGreaterThan(2);
 

@@ -153,6 +153,20 @@ describe('MCP over stdio', () => {
     await end(id);
   });
 
+  it('a navigation the client cancels frees the session for the next call at once', async () => {
+    const id = await start();
+    const controller = new AbortController();
+    const cancelled = server.client.callTool({ name: 'navigate', arguments: { sessionId: id, url: site.url('/slow?ms=20000') } }, undefined, { signal: controller.signal });
+    expect(await waitFor(() => site.requests.some((request) => request.url === '/slow?ms=20000'), 5_000)).toBe(true);
+    controller.abort();
+    await expect(cancelled).rejects.toThrow();
+    const started = Date.now();
+    expect((await okNav(id, site.url('/page2.html'))).data.result!.status).toBe(200);
+    // Without cancellation this call would have queued behind the 30 s default timeout.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    await end(id);
+  });
+
   it('navigate with waitUntil domcontentloaded returns while waiting for load would time out', async () => {
     const id = await start();
     const url = site.url('/slow-subresource?ms=30000');

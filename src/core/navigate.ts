@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { errors as playwrightErrors, type Frame, type Response } from 'playwright-core';
 import { z } from 'zod';
 import { DEFAULTS } from './config.js';
-import { ServiceError } from './errors.js';
+import { ServiceError, throwIfAborted } from './errors.js';
 import type { OperationContext } from './operation.js';
 import type { Session } from './sessions.js';
 
@@ -90,24 +90,41 @@ export async function navigate(session: Session, req: NavigateRequest, policy: N
   const commits = watchCommits(frame);
   const goto = () => frame.goto(url.href, { timeout, waitUntil, referer: req.options?.referer });
   let response: Response | null;
+  const cancelled = whenAborted(ctx.signal);
   try {
-    response = await goto().catch((err: unknown) => {
+    throwIfAborted(ctx.signal);
+    const loading = goto().catch((err: unknown) => {
       // The error page of an earlier failed navigation can commit late and cancel this one; it is not the user's doing.
       if (err instanceof Error && /interrupted by another navigation to "chrome-error:/.test(err.message)) return goto();
       throw err;
     });
+    // A client that gives up frees the session at once; the next navigation supersedes the abandoned one.
+    loading.catch(() => undefined);
+    response = await Promise.race([loading, cancelled.promise]);
   } catch (err) {
     // A failed load is only over once Chromium has committed its error page; otherwise that commit cancels the next navigate.
     if (err instanceof Error && /net::ERR_/.test(err.message)) await commits.errorPage(2_000);
     if (err instanceof playwrightErrors.TimeoutError && commits.committed) session.checkResponsive();
     throw navigationError(err, url.href, timeout, waitUntil, session);
   } finally {
+    cancelled.dispose();
     commits.dispose();
     stopProgress();
   }
   const result = response ? await serializeResponse(response, frameId) : null;
   ctx.progress?.({ message: result ? `finished with status ${result.status}` : 'finished without a network response', data: { stage: 'finished', status: result?.status ?? null } });
   return { success: true, data: { result, actionId } };
+}
+
+/** A promise that rejects with `cancelled` when the signal fires (never otherwise). */
+function whenAborted(signal: AbortSignal | undefined): { promise: Promise<never>; dispose(): void } {
+  if (!signal) return { promise: new Promise<never>(() => undefined), dispose: () => undefined };
+  let onAbort!: () => void;
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new ServiceError('cancelled', 'The navigation was cancelled by the client.'));
+  });
+  signal.addEventListener('abort', onAbort, { once: true });
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
 }
 
 /** Notices when `frame` commits a document, and when that is Chromium's error page (committed asynchronously after a failed load). */
