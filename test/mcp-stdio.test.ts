@@ -1,4 +1,5 @@
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
 import { renderersUnder, waitFor } from './fixtures/processes.js';
@@ -98,6 +99,22 @@ describe('MCP over stdio', () => {
     expect(options.properties!.waitUntil!.enum).toEqual(['load', 'domcontentloaded', 'networkidle']);
     expect(navigate.outputSchema!.required).toEqual(expect.arrayContaining(['success', 'data']));
     expect(tools.find((tool) => tool.name === 'session_start')!.outputSchema!.required).toEqual(expect.arrayContaining(['id', 'mainFrameId']));
+  });
+
+  it('structuredContent of every session tool validates against the outputSchema it lists', async () => {
+    const { tools } = await server.client.listTools();
+    const ajv = new Ajv2020({ strict: false });
+    const validate = (name: string, content: unknown) => {
+      const check = ajv.compile(tools.find((tool) => tool.name === name)!.outputSchema!);
+      expect(check(content), `${name}: ${JSON.stringify(check.errors)}`).toBe(true);
+    };
+    const started = await server.call('session_start');
+    validate('session_start', started.structuredContent);
+    const id = (started.structuredContent as unknown as SessionInfo).id;
+    validate('navigate', (await navigate(id, site.url('/redirect?to=/frames.html'))).structuredContent);
+    validate('navigate', (await navigate(id, site.url('/frames.html#x'))).structuredContent);
+    validate('session_list', (await server.call('session_list')).structuredContent);
+    validate('session_end', (await end(id)).structuredContent);
   });
 
   it('session_start returns distinct unguessable ids', async () => {
