@@ -280,14 +280,15 @@ describe('MCP over stdio', () => {
     const id = await start();
     const messages: string[] = [];
     const result = (await server.client.callTool(
-      { name: 'navigate', arguments: { sessionId: id, url: site.url('/index.html') } },
+      // The image takes 500 ms, so the early stages are on the wire well before the result.
+      { name: 'navigate', arguments: { sessionId: id, url: site.url('/slow-subresource?ms=500') } },
       undefined,
       { onprogress: (progress) => messages.push(progress.message ?? '') },
     )) as CallToolResult;
     expect(result.isError).toBeFalsy();
     expect(messages[0], JSON.stringify(messages)).toMatch(/^navigating to /);
-    // Not 'finished': the SDK client handles notifications a microtask late, so one that shares a read with the result is dropped.
-    expect(messages, JSON.stringify(messages)).toEqual(expect.arrayContaining([expect.stringMatching(/^response 200/), 'page loaded']));
+    // Not the last stages: the SDK client drops progress that shares a read with the result (typescript-sdk issue 2580).
+    expect(messages, JSON.stringify(messages)).toEqual(expect.arrayContaining([expect.stringMatching(/^response 200/), 'DOM content loaded']));
     await end(id);
   });
 
