@@ -28,7 +28,7 @@ const productsSchema = {
 
 /** The refs the page text gave to the links named `names`, read from the text the model was sent. */
 function refsIn(text: string, ...names: string[]): string[] {
-  return names.map((name) => new RegExp(`\\[([\\w-]+)\\] link: ${name}`).exec(text)?.[1] ?? `missing ${name}`);
+  return names.map((name) => new RegExp(`\\[${name}\\]\\(([\\w-]+)\\)`).exec(text)?.[1] ?? `missing ${name}`);
 }
 
 function sentText(i = 0): string {
