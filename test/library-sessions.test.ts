@@ -112,6 +112,19 @@ describe('library sessions and navigate', () => {
     await session.end();
   });
 
+  it('an operation whose client gave up while it waited in the queue is not run', async () => {
+    const session = await lib.startSession();
+    const first = session.navigate(site.url('/slow?ms=400'));
+    const controller = new AbortController();
+    let ran = false;
+    const queued = lib.service.operate('library', session.id, async () => (ran = true), { signal: controller.signal });
+    controller.abort();
+    expect(await codeOf(queued)).toBe('cancelled');
+    await first;
+    expect(ran).toBe(false);
+    await session.end();
+  });
+
   it('session end and idle expiry close the browser context', async () => {
     const before = await openContexts();
     const ended = await lib.startSession();

@@ -4,6 +4,7 @@ import { DEFAULTS, type ServiceConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
+import { throwIfAborted } from './errors.js';
 import { extract, type ExtractOptions, type ExtractOutcome } from './extract.js';
 import { navigate, type NavigateRequest, type NavigateResponse } from './navigate.js';
 import type { OperationContext } from './operation.js';
@@ -78,6 +79,8 @@ export class BrowserService {
    */
   async operate<T>(owner: string, id: string, work: (session: Session) => Promise<T>, ctx: OperationContext = {}): Promise<Outcome<T>> {
     return this.sessions.run(id, owner, async (session) => {
+      // A client that went away while this waited in the queue gets nothing from running it.
+      throwIfAborted(ctx.signal);
       const result = await work(session);
       const pageEvents = session.takeUnreportedEvents();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
