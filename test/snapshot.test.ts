@@ -164,7 +164,8 @@ describe('page text (takeSnapshot, resolveRef)', () => {
       const started = Date.now();
       const code = await codeOf(service.operate('t', other, (session) => takeSnapshot(session, { domSettleTimeoutMs: 500, callTimeoutMs: 1_500 })));
       expect(code).toBe('timeout');
-      expect(Date.now() - started).toBeLessThan(6_000);
+      // Unbounded, the read would wait for the loop forever; a few bounded calls end well inside this.
+      expect(Date.now() - started).toBeLessThan(20_000);
     } finally {
       await service.endSession('t', other).catch(() => undefined);
     }
