@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { errors as playwrightErrors, type Frame, type Response } from 'playwright-core';
+import { errors as playwrightErrors, type Frame, type Page, type Response } from 'playwright-core';
 import { z } from 'zod';
 import { DEFAULTS } from './config.js';
 import { ServiceError, throwIfAborted } from './errors.js';
-import type { OperationContext } from './operation.js';
+import { withTimeout, type OperationContext } from './operation.js';
 import type { Session } from './sessions.js';
 
 export const WaitUntil = z.enum(['load', 'domcontentloaded', 'networkidle']);
@@ -57,6 +57,7 @@ export interface NavigatePolicy {
   allowFileUrls: boolean;
 }
 
+const STOP_TIMEOUT_MS = 2_000;
 const ALWAYS_ALLOWED = new Set(['http:', 'https:']);
 const LOCAL_SCHEMES = new Set(['file:', 'data:', 'javascript:']);
 
@@ -104,7 +105,13 @@ export async function navigate(session: Session, req: NavigateRequest, policy: N
   } catch (err) {
     // A failed load is only over once Chromium has committed its error page; otherwise that commit cancels the next navigate.
     if (err instanceof Error && /net::ERR_/.test(err.message)) await commits.errorPage(2_000);
-    if (err instanceof playwrightErrors.TimeoutError && commits.committed) session.checkResponsive();
+    if (err instanceof playwrightErrors.TimeoutError) {
+      // Chromium holds back script calls to a page until its pending navigation commits: end the one that failed, so
+      // it cannot commit later behind the caller's back and the probe reaches the document that stayed (which may
+      // never yield: a script or dialogs in a loop keep every later navigation from committing).
+      if (!commits.committed && frame === session.page.mainFrame()) await stopLoading(session.page);
+      session.checkResponsive();
+    }
     throw navigationError(err, url.href, timeout, waitUntil, session);
   } finally {
     cancelled.dispose();
@@ -114,6 +121,16 @@ export async function navigate(session: Session, req: NavigateRequest, policy: N
   const result = response ? await serializeResponse(response, frameId) : null;
   ctx.progress?.({ message: result ? `finished with status ${result.status}` : 'finished without a network response', data: { stage: 'finished', status: result?.status ?? null } });
   return { success: true, data: { result, actionId } };
+}
+
+async function stopLoading(page: Page): Promise<void> {
+  const stop = page
+    .context()
+    .newCDPSession(page)
+    .then(async (cdp) => {
+      await cdp.send('Page.stopLoading').finally(() => cdp.detach().catch(() => undefined));
+    });
+  await withTimeout(stop, STOP_TIMEOUT_MS, () => new Error('stopLoading timed out')).catch(() => undefined);
 }
 
 /** A promise that rejects with `cancelled` when the signal fires (never otherwise). */

@@ -50,6 +50,22 @@ export function watchSessionPages(watcher: (session: Session, page: Page) => voi
   pageWatchers.push(watcher);
 }
 const CLOSE_TIMEOUT_MS = 10_000;
+
+const crashes = new WeakMap<Page, Promise<never>>();
+/**
+ * Rejects with `page_crashed` once a session's page crashes. Raw CDP calls to a crashed renderer never answer
+ * (Playwright's own calls do fail), so work that sends them races this instead of waiting out its timeout.
+ */
+export function whenCrashed(page: Page): Promise<never> {
+  return crashes.get(page) ?? new Promise<never>(() => undefined);
+}
+function trackCrash(page: Page): void {
+  const crash = new Promise<never>((_, reject) =>
+    page.once('crash', () => reject(new ServiceError('page_crashed', 'The page crashed (out of memory or a renderer fault) while it was being read. The session now has a fresh blank page; navigate again to continue.'))),
+  );
+  crash.catch(() => undefined);
+  crashes.set(page, crash);
+}
 const PROBE_TIMEOUT_MS = 3_000;
 
 /** One isolated browser session: a BrowserContext with one page, owned by one caller. */
@@ -189,13 +205,13 @@ export class Session {
   }
 
   /**
-   * Called after a navigation committed but timed out: a page whose script never yields blocks every later
-   * navigation, so when it does not answer a trivial script it is swapped for a blank page before the next operation.
-   * (Before commit the probe would also wait, for the new document, so it is no use there.)
+   * Called after a navigation timed out (and, if it had not committed, was stopped): a document whose script never
+   * yields (a loop, or dialogs asked in a loop) blocks every later navigation, so when the page does not answer a
+   * trivial script it is swapped for a blank page before the next operation.
    */
   checkResponsive(): void {
     const page = this.page;
-    const answer = page.evaluate('1').then(() => true);
+    const answer = answersScript(page);
     answer.catch(() => undefined);
     this.probe = withTimeout(answer, PROBE_TIMEOUT_MS, () => new Error('no answer'))
       .catch(() => false)
@@ -232,6 +248,7 @@ export class Session {
   }
 
   private watchPage(page: Page): void {
+    trackCrash(page);
     for (const watcher of pageWatchers) watcher(this, page);
     page.on('dialog', (dialog) => this.handleDialog(dialog));
     page.on('crash', () => {
@@ -256,7 +273,8 @@ export class Session {
   private handleDialog(dialog: Dialog): void {
     const type = dialog.type();
     const accept = type === 'alert' || type === 'beforeunload';
-    this.recordEvent({ type: 'dialog', message: `${type} "${dialog.message().slice(0, 200)}" was ${accept ? 'accepted' : 'dismissed'} by policy.`, url: this.page.url() });
+    // The page that asked, which may be one just replaced, not the session's current page.
+    this.recordEvent({ type: 'dialog', message: `${type} "${dialog.message().slice(0, 200)}" was ${accept ? 'accepted' : 'dismissed'} by policy.`, url: (dialog.page() ?? this.page).url() });
     (accept ? dialog.accept() : dialog.dismiss()).catch(() => undefined);
   }
 }
@@ -384,6 +402,20 @@ export class SessionRegistry {
     setTimeout(() => {
       for (const [id, session] of this.sessions) if (session.closedReason === reason) this.sessions.delete(id);
     }, 60_000).unref();
+  }
+}
+
+/**
+ * Whether the page's current document runs a trivial script. Raw CDP, because Playwright's evaluate waits for a
+ * pending navigation's new document, so a page merely waiting for a slow server would look hung.
+ */
+async function answersScript(page: Page): Promise<boolean> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    await cdp.send('Runtime.evaluate', { expression: '1', returnByValue: true });
+    return true;
+  } finally {
+    cdp.detach().catch(() => undefined);
   }
 }
 

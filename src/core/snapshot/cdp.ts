@@ -1,6 +1,7 @@
 import type { CDPSession, Frame, Page } from 'playwright-core';
 import { ServiceError } from '../errors.js';
 import { withTimeout } from '../operation.js';
+import { whenCrashed } from '../sessions.js';
 
 /** Longest any single browser call of the page text may take; a page stuck in a script loop never answers. */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
@@ -10,6 +11,8 @@ export class Cdp {
   constructor(
     readonly session: CDPSession,
     private readonly timeoutMs: number,
+    /** The page's crash: a crashed renderer never answers, so calls fail with page_crashed at once instead. */
+    private readonly crash: Promise<never>,
     /** Set for frames that share their parent's renderer: CDP addresses them by frame id. */
     readonly frameId?: string,
   ) {}
@@ -17,7 +20,7 @@ export class Cdp {
   /** Loosely typed on purpose: the few results we read are described by the interfaces in ax.ts. */
   send<T>(method: string, params?: object): Promise<T> {
     const call = (this.session.send as unknown as (m: string, p?: object) => Promise<T>)(method, params);
-    return bounded(call, this.timeoutMs, `reading the page (${method})`);
+    return bounded(Promise.race([call, this.crash]), this.timeoutMs, `reading the page (${method})`);
   }
 }
 
@@ -37,7 +40,7 @@ export function pageSession(page: Page, timeoutMs: number): Promise<Cdp> {
     session.catch(() => pageSessions.delete(page));
     pageSessions.set(page, session);
   }
-  return bounded(session, timeoutMs, 'opening a CDP session').then((s) => new Cdp(s, timeoutMs));
+  return bounded(Promise.race([session, whenCrashed(page)]), timeoutMs, 'opening a CDP session').then((s) => new Cdp(s, timeoutMs, whenCrashed(page)));
 }
 
 /**
@@ -47,10 +50,10 @@ export function pageSession(page: Page, timeoutMs: number): Promise<Cdp> {
 export async function frameSession(frame: Frame, parent: Cdp, cdpFrameId: string, timeoutMs: number): Promise<{ cdp: Cdp; detach?: () => Promise<void> }> {
   try {
     const session = await bounded(frame.page().context().newCDPSession(frame), timeoutMs, 'opening a frame CDP session');
-    return { cdp: new Cdp(session, timeoutMs), detach: () => session.detach().catch(() => undefined) };
+    return { cdp: new Cdp(session, timeoutMs, whenCrashed(frame.page())), detach: () => session.detach().catch(() => undefined) };
   } catch (err) {
     if (err instanceof ServiceError) throw err;
     // Playwright refuses frames that live in their parent's process: those are read through the parent's session.
-    return { cdp: new Cdp(parent.session, timeoutMs, cdpFrameId) };
+    return { cdp: new Cdp(parent.session, timeoutMs, whenCrashed(frame.page()), cdpFrameId) };
   }
 }

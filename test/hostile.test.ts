@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
+import { ServiceError } from '../src/core/errors.js';
+import { silentLogger } from '../src/core/logger.js';
+import { waitFor } from './fixtures/processes.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+
+/**
+ * Policy: dialogs, popups, endless loading, crashes and huge DOMs never block a session, another session or the
+ * server, and the result says what happened.
+ */
+describe('hostile pages', () => {
+  let site: SiteServer;
+  let lib: BrowserSessions;
+
+  const internal = (session: BrowserSession) => lib.service.sessions.get(session.id, 'library');
+  const outcome = async <T>(promise: Promise<T>): Promise<{ value?: T; code?: string }> => {
+    try {
+      return { value: await promise };
+    } catch (err) {
+      return { code: err instanceof ServiceError ? err.code : `not a ServiceError: ${String(err)}` };
+    }
+  };
+  /** A plain page and its text on another session: proof that it is not held up. */
+  const otherSessionWorks = async (other: BrowserSession) => {
+    expect((await other.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+    return (await other.page.extract()).pageText;
+  };
+
+  beforeAll(async () => {
+    site = await startSiteServer();
+    lib = new BrowserSessions({ logger: silentLogger(), sessionIdleTimeoutMs: 120_000 });
+  });
+  afterAll(async () => {
+    await lib?.close();
+    await site?.close();
+  });
+
+  it('extract() on a 200,000-element page returns or fails with a typed error, and another session keeps working meanwhile', { timeout: 150_000 }, async () => {
+    const huge = await lib.startSession();
+    const other = await lib.startSession();
+    try {
+      await huge.navigate(site.url('/hostile/huge-dom.html'), { options: { timeout: 60_000 } });
+      expect(await internal(huge).page.title()).toMatch(/^Huge DOM \(2\d{5} elements\)$/);
+
+      const started = Date.now();
+      const reading = outcome(huge.page.extract());
+      const otherTexts = [await otherSessionWorks(other), await otherSessionWorks(other)];
+      const read = await reading;
+      // Every browser call of the read is bounded; an unbounded one would hang until the test timeout.
+      expect(Date.now() - started).toBeLessThan(100_000);
+      if (read.code !== undefined) expect(['timeout', 'page_too_large']).toContain(read.code);
+      else expect(read.value!.pageText).toContain('Item 49999');
+      for (const text of otherTexts) expect(text).toContain('Second page');
+
+      // The session itself is not stuck on the page either.
+      expect((await huge.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+    } finally {
+      await huge.end();
+      await other.end();
+    }
+  });
+
+  it('a page that crashes during extract() gives page_crashed, and the session works afterwards', async () => {
+    const session = await lib.startSession();
+    try {
+      // The DOM never settles, so extract() is still waiting for it when the renderer dies.
+      await session.navigate(site.url('/hostile/mutating.html'));
+      const { context, page } = internal(session);
+      const cdp = await context.newCDPSession(page);
+      const reading = outcome(session.page.extract());
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      void cdp.send('Page.crash').catch(() => undefined);
+      expect((await reading).code).toBe('page_crashed');
+
+      expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+      expect((await session.page.extract()).pageText).toContain('Second page');
+      expect(internal(session).context.pages()).toHaveLength(1);
+      expect(session.info().recentEvents.map((event) => event.type)).toContain('crash');
+    } finally {
+      await session.end();
+    }
+  });
+
+  it('an onbeforeunload page does not keep the session from navigating away', async () => {
+    const session = await lib.startSession();
+    try {
+      await session.navigate(site.url('/hostile/beforeunload.html'));
+      // Chromium asks "leave site?" only after the user has interacted with the page.
+      await lib.service.operate('library', session.id, (s) => s.page.click('#stay'));
+      const left = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
+      expect(left.result.data.result).toMatchObject({ status: 200, url: site.url('/page2.html') });
+      expect(left.pageEvents).toContainEqual(expect.objectContaining({ type: 'dialog', message: expect.stringMatching(/^beforeunload .* accepted/) }));
+    } finally {
+      await session.end();
+    }
+  });
+
+  it('a page that opens 50 popups in a loop does not block: each is closed and reported', async () => {
+    const session = await lib.startSession();
+    try {
+      const opened = await lib.service.navigate('library', session.id, { url: site.url('/hostile/popups.html') });
+      expect(opened.result.data.result).toMatchObject({ status: 200 });
+      const { context } = internal(session);
+      const popups = () => internal(session).events.filter((event) => event.type === 'popup');
+      expect(await waitFor(() => popups().length === 50 && context.pages().length === 1, 20_000)).toBe(true);
+      expect(context.pages()[0]!.url()).toBe(site.url('/hostile/popups.html'));
+      expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+    } finally {
+      await session.end();
+    }
+  });
+
+  it('window.print() and alert() called in a loop do not block: every alert is answered and the script runs to its end', async () => {
+    const session = await lib.startSession();
+    try {
+      const loaded = await lib.service.navigate('library', session.id, { url: site.url('/hostile/dialog-loop.html') });
+      expect(loaded.result.data.result).toMatchObject({ status: 200 });
+      expect(loaded.pageEvents.length).toBeGreaterThan(0);
+      expect(loaded.pageEvents.every((event) => event.type === 'dialog' && /^alert "alert \d+" was accepted/.test(event.message))).toBe(true);
+      expect((await lib.service.operate('library', session.id, (s) => s.page.evaluate(() => document.body.dataset.done))).result).toBe('true');
+      expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+    } finally {
+      await session.end();
+    }
+  });
+
+  it('a page asking dialogs in an endless loop does not hold the session: it is replaced after one timeout, and other sessions are unaffected', async () => {
+    const session = await lib.startSession();
+    const other = await lib.startSession();
+    try {
+      await session.navigate(site.url('/hostile/dialog-endless.html'));
+      expect(await waitFor(() => internal(session).events.some((event) => event.type === 'dialog'), 10_000)).toBe(true);
+      expect(await otherSessionWorks(other)).toContain('Second page');
+
+      // The looping document never lets the next one commit: that navigation times out...
+      const away = await outcome(session.navigate(site.url('/page2.html'), { options: { timeout: 5_000 } }));
+      if (away.code !== undefined) expect(away.code).toBe('navigation_timeout');
+      // ...and the session continues on a fresh page, saying why.
+      const next = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
+      expect(next.result.data.result).toMatchObject({ status: 200 });
+      if (away.code !== undefined) expect(next.pageEvents.map((event) => event.type)).toContain('unresponsive');
+      expect((await session.page.extract()).pageText).toContain('Second page');
+    } finally {
+      await session.end();
+      await other.end();
+    }
+  });
+
+  it('a navigation that times out waiting for a slow server leaves the current page in place', async () => {
+    const session = await lib.startSession();
+    try {
+      await session.navigate(site.url('/index.html'));
+      expect((await outcome(session.navigate(site.url('/slow?ms=20000'), { options: { timeout: 800 } }))).code).toBe('navigation_timeout');
+      const next = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
+      expect(next.result.data.result).toMatchObject({ status: 200 });
+      // The page was waiting, not hung: it must not be reported or replaced as unresponsive.
+      expect(next.pageEvents.map((event) => event.type)).not.toContain('unresponsive');
+    } finally {
+      await session.end();
+    }
+  });
+});
