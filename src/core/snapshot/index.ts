@@ -5,7 +5,7 @@ import { watchSessionPages, type Session } from '../sessions.js';
 import { fetchAXTree, name } from './ax.js';
 import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from './cdp.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
-import { REFS_KEY, resolveRefLocator, type RefTarget } from './refs.js';
+import { REFS_KEY, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer, type FrameSlot } from './render.js';
 import { resolveScope, scopeRoots } from './scope.js';
 import { waitForSettledDom, watchPage } from './settle.js';
@@ -54,7 +54,7 @@ export async function takeSnapshot(session: Session, options: SnapshotOptions = 
   const tree = await fetchAXTree(cdp);
   throwIfAborted(ctx.signal);
   const mainId = session.frameId(page.mainFrame());
-  const renderer = new Renderer(tree, mainId, options.iframes ?? false);
+  const renderer = new Renderer(tree, mainId, options.iframes ?? false, refNumbers(session, mainId, tree));
   const roots = scope === undefined ? [tree.root] : await scopeRoots(cdp, tree, scope);
   for (const root of roots) renderer.render(root);
   const frames: FrameRefs[] = [{ frameId: mainId, refs: renderer.refs }];

@@ -2,11 +2,25 @@ import { selectors, type Frame, type Locator } from 'playwright-core';
 import { ServiceError } from '../errors.js';
 import type { Session } from '../sessions.js';
 import { DEFAULT_CALL_TIMEOUT_MS, frameSession, pageSession, type Cdp } from './cdp.js';
+import type { AXTree } from './ax.js';
 import type { ElementRef } from './index.js';
+import { RefNumbers } from './render.js';
 
 export const REFS_KEY = 'snapshot.refs';
 const ENGINE = 'bsm-ref';
 const PAGE_REFS_KEY = 'bsm.refs';
+
+const NUMBERS_KEY = 'snapshot.refNumbers';
+
+/** The frame's ref numbering, kept on the session while its document stays; a new document gets a fresh one. */
+export function refNumbers(session: Session, frameId: string, tree: AXTree): RefNumbers {
+  let all = session.state.get(NUMBERS_KEY) as Map<string, RefNumbers> | undefined;
+  if (!all) session.state.set(NUMBERS_KEY, (all = new Map()));
+  const document = tree.root.backendDOMNodeId;
+  let numbers = all.get(frameId);
+  if (!numbers || document === undefined || numbers.document !== document) all.set(frameId, (numbers = new RefNumbers(document)));
+  return numbers;
+}
 
 /** A ref of the latest snapshot and the DOM node it stands for. */
 export interface RefTarget extends ElementRef {

@@ -32,7 +32,26 @@ export interface FrameSlot {
   lines: Array<string | FrameSlot>;
 }
 
-/** Renders one frame's accessibility tree as compact text lines; refs are `${frameId}-${backendNodeId}`. */
+/**
+ * Short numbers for a document's elements: the same DOM node keeps its number across snapshots, and numbers stay small
+ * (a 1-3 digit number is one o200k token, a backend node id is often two).
+ */
+export class RefNumbers {
+  private readonly byNode = new Map<number, number>();
+
+  constructor(
+    /** The document these numbers belong to (its root's backend node id); a new document starts again at 1. */
+    readonly document: number | undefined,
+  ) {}
+
+  of(backendNodeId: number): number {
+    let n = this.byNode.get(backendNodeId);
+    if (n === undefined) this.byNode.set(backendNodeId, (n = this.byNode.size + 1));
+    return n;
+  }
+}
+
+/** Renders one frame's accessibility tree as compact text lines; refs are `${frameId}-${number}`, numbered by `numbers`. */
 export class Renderer {
   readonly lines: Array<string | FrameSlot> = [];
   readonly refs = new Map<string, RenderedRef>();
@@ -48,6 +67,7 @@ export class Renderer {
     private readonly tree: AXTree,
     private readonly frameId: string,
     private readonly iframes: boolean,
+    private readonly numbers: RefNumbers = new RefNumbers(tree.root.backendDOMNodeId),
   ) {}
 
   render(root: AXNode, depth = 0): Array<string | FrameSlot> {
@@ -147,7 +167,7 @@ export class Renderer {
   private control(node: AXNode, r: string, depth: number): void {
     // A focusable element without a name (a div with tabindex) is labelled by its text.
     const label = clean(name(node)) || (this.hasInteractiveInside(node) ? '' : clean(subtreeText(this.tree, node)));
-    const ref = `${this.frameId}-${node.backendDOMNodeId}`;
+    const ref = `${this.frameId}-${node.backendDOMNodeId === undefined ? 'x' : this.numbers.of(node.backendDOMNodeId)}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.backendDOMNodeId !== undefined) this.refs.set(ref, { role: r, name: label, backendNodeId: node.backendDOMNodeId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
