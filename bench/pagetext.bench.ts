@@ -1,6 +1,6 @@
 /**
  * Page text: tokens of our text next to innerText and Playwright's ariaSnapshot, word coverage, refs on
- * interactive elements, over the test pages and the saved real pages of /work/shared/corpus; then the
+ * interactive elements, over the test pages and the saved real pages of ../shared/corpus (PAGETEXT_CORPUS overrides); then the
  * time to read a page of 5,000 elements.
  */
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -16,7 +16,8 @@ import { resolveRef, takeSnapshot } from '../src/core/snapshot/index.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
 import { median, printTable } from './table.js';
 
-const CORPUS_DIR = process.env.PAGETEXT_CORPUS ?? '/work/shared/corpus';
+// The saved real pages live beside the repository (../shared/corpus) in this workplace and CI.
+const CORPUS_DIR = process.env.PAGETEXT_CORPUS ?? fileURLToPath(new URL('../../shared/corpus', import.meta.url));
 const PAGES_DIR = fileURLToPath(new URL('../test/sites/pages/', import.meta.url));
 /** Pages that are not content: fixtures for timeouts and frames' insides. */
 const NOT_BENCHED = new Set(['loop.html', 'frame-child.html', 'big.html']);
