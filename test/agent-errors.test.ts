@@ -1,11 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
-import type { AgentConfig } from '../src/core/agent/schema.js';
+import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../src/core/errors.js';
-import { silentLogger } from '../src/core/logger.js';
-import { refOf, requestTexts, startOrdersServer } from './agent-fixtures.js';
-import { startFakeLLM, type FakeLLM, type Provider, type ReceivedRequest } from './fixtures/fake-llm.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { refOf, requestTexts, startOrdersServer, useAgentHarness } from './agent-fixtures.js';
+import type { Provider, ReceivedRequest } from './fixtures/fake-llm.js';
 
 async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
   try {
@@ -30,65 +26,40 @@ function toolResults(request: ReceivedRequest): string[] {
 
 /** How the agent ends when things go wrong: limits, failing tools, bad model output, model failures, cancellation. */
 describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (provider) => {
-  let site: SiteServer;
-  let llm: FakeLLM;
-  let lib: BrowserSessions;
-  let session: BrowserSession;
-
-  const config = (extra: Partial<AgentConfig> = {}, options: Record<string, unknown> = {}): AgentConfig => ({
-    provider,
-    model: provider === 'openai' ? 'gpt-test-model' : 'claude-test-model',
-    options: { apiKey: 'test-key', baseURL: provider === 'openai' ? llm.openaiBaseURL : llm.anthropicBaseURL, maxRetries: 0, ...options },
-    ...extra,
-  });
-
-  beforeAll(async () => {
-    [site, llm] = await Promise.all([startSiteServer(), startFakeLLM()]);
-    lib = new BrowserSessions({ logger: silentLogger(), env: {} });
-  });
-  afterAll(async () => {
-    await lib?.close();
-    await Promise.all([site?.close(), llm?.close()]);
-  });
-  beforeEach(async () => {
-    llm.reset();
-    await session?.end().catch(() => undefined);
-    session = await lib.startSession();
-    await session.navigate(site.url('/agent/chain/one.html'));
-  });
+  const h = useAgentHarness(provider, ({ session, site }) => session.navigate(site.url('/agent/chain/one.html')));
 
   it('stops at maxSteps with completed false (snake_case options accepted)', async () => {
-    llm.fallback = { toolCalls: [{ name: 'scroll', arguments: { direction: 'down' } }] };
-    const result = await session.agent(config()).execute({ instruction: 'Scroll forever.', max_steps: 3, auto_screenshot: false });
+    h.llm.fallback = { toolCalls: [{ name: 'scroll', arguments: { direction: 'down' } }] };
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Scroll forever.', max_steps: 3, auto_screenshot: false });
     expect(result).toMatchObject({ success: false, completed: false, metadata: { stopReason: 'max_steps', steps: 3, maxSteps: 3 } });
     expect(result.actions.map((action) => action.type)).toEqual(['scroll', 'scroll', 'scroll']);
-    expect(llm.requests).toHaveLength(3);
+    expect(h.llm.requests).toHaveLength(3);
   });
 
   it('counts every call of a turn against maxSteps and answers the calls it skipped', async () => {
-    llm.enqueue({ toolCalls: [1, 2, 3].map(() => ({ name: 'wait', arguments: { ms: 1 } })) });
-    const result = await session.agent(config()).execute({ instruction: 'Wait.', maxSteps: 2 });
+    h.llm.enqueue({ toolCalls: [1, 2, 3].map(() => ({ name: 'wait', arguments: { ms: 1 } })) });
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Wait.', maxSteps: 2 });
     expect(result.actions).toHaveLength(2);
     expect(result.completed).toBe(false);
   });
 
   it('feeds a failing action back to the model, which recovers', async () => {
-    llm.enqueue(
+    h.llm.enqueue(
       { toolCalls: [{ name: 'click', arguments: { ref: '0-99999' } }] },
       (request) => ({ text: 'That ref was wrong.', toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room two/) } }] }),
       { toolCalls: [{ name: 'done', arguments: { success: true, message: 'In room two.' } }] },
     );
-    const result = await session.agent(config()).execute('Go to room two.');
+    const result = await h.session.agent(h.config()).execute('Go to room two.');
     expect(result).toMatchObject({ success: true, completed: true, message: 'In room two.' });
     expect(result.actions[0]!.error).toMatch(/0-99999/);
     expect(result.actions[1]).toMatchObject({ type: 'click', reasoning: 'That ref was wrong.' });
     expect(result.actions[1]!.error).toBeUndefined();
-    expect(toolResults(llm.requests[1]!).join('\n')).toContain('0-99999');
-    expect(result.actions[2]!.pageUrl).toBe(site.url('/agent/chain/two.html'));
+    expect(toolResults(h.llm.requests[1]!).join('\n')).toContain('0-99999');
+    expect(result.actions[2]!.pageUrl).toBe(h.site.url('/agent/chain/two.html'));
   });
 
   it('answers an unknown tool and bad arguments with errors the model can read', async () => {
-    llm.enqueue(
+    h.llm.enqueue(
       {
         toolCalls: [
           { name: 'fly_to_the_moon', arguments: {} },
@@ -99,42 +70,42 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
       },
       { toolCalls: [{ name: 'done', arguments: { success: false, message: 'Could not do it.' } }] },
     );
-    const result = await session.agent(config()).execute('Do something odd.');
+    const result = await h.session.agent(h.config()).execute('Do something odd.');
     expect(result).toMatchObject({ success: false, completed: true, message: 'Could not do it.' });
     const errors = result.actions.map((action) => action.error);
     expect(errors[0]).toMatch(/Unknown tool "fly_to_the_moon"/);
     expect(errors[1]).toMatch(/Invalid arguments for click/);
     expect(errors[2]).toMatch(/Give ms/);
     expect(errors[3]).toMatch(/url_not_allowed/);
-    expect(toolResults(llm.requests[1]!)).toHaveLength(4);
+    expect(toolResults(h.llm.requests[1]!)).toHaveLength(4);
   });
 
   it.runIf(provider === 'openai')('answers arguments that are not JSON with an error', async () => {
-    llm.enqueue({ toolCalls: [{ name: 'goto', arguments: '{"url": ' }] }, { toolCalls: [{ name: 'done', arguments: { success: false, message: 'gave up' } }] });
-    const result = await session.agent(config()).execute('Go somewhere.');
+    h.llm.enqueue({ toolCalls: [{ name: 'goto', arguments: '{"url": ' }] }, { toolCalls: [{ name: 'done', arguments: { success: false, message: 'gave up' } }] });
+    const result = await h.session.agent(h.config()).execute('Go somewhere.');
     expect(result.actions[0]).toMatchObject({ type: 'goto', arguments: { raw: '{"url": ' }, error: expect.stringMatching(/not valid JSON/) });
   });
 
   it('nudges a model that answers without a tool call', async () => {
-    llm.enqueue({ text: 'I think I am done.' }, { toolCalls: [{ name: 'done', arguments: { success: true, message: 'ok' } }] });
-    const result = await session.agent(config()).execute('Say ok.');
+    h.llm.enqueue({ text: 'I think I am done.' }, { toolCalls: [{ name: 'done', arguments: { success: true, message: 'ok' } }] });
+    const result = await h.session.agent(h.config()).execute('Say ok.');
     expect(result).toMatchObject({ success: true, message: 'ok', metadata: { steps: 2 } });
-    expect(requestTexts(llm.requests[1]!).join('\n')).toContain('Answer with a tool call');
+    expect(requestTexts(h.llm.requests[1]!).join('\n')).toContain('Answer with a tool call');
   });
 
   it('fails with model_error when the model answers 500', async () => {
-    llm.enqueue({ toolCalls: [{ name: 'scroll', arguments: {} }] }, { error: { status: 500, message: 'upstream exploded' } });
-    const error = await rejection(session.agent(config()).execute('Scroll.'));
+    h.llm.enqueue({ toolCalls: [{ name: 'scroll', arguments: {} }] }, { error: { status: 500, message: 'upstream exploded' } });
+    const error = await rejection(h.session.agent(h.config()).execute('Scroll.'));
     expect(error).toMatchObject({ code: 'model_error', status: 422 });
     expect(error.message).toMatch(/500/);
     // The session's queue is free again.
-    expect(await session.page.goto(site.url('/agent/chain/two.html'))).toMatchObject({ status: 200 });
+    expect(await h.session.page.goto(h.site.url('/agent/chain/two.html'))).toMatchObject({ status: 200 });
   });
 
   it('fails with model_error when the model does not answer in time', async () => {
-    llm.enqueue({ delayMs: 30_000, then: { toolCalls: [{ name: 'done', arguments: { success: true, message: 'late' } }] } });
+    h.llm.enqueue({ delayMs: 30_000, then: { toolCalls: [{ name: 'done', arguments: { success: true, message: 'late' } }] } });
     const started = Date.now();
-    const error = await rejection(session.agent(config({}, { timeout: 300 })).execute('Be quick.'));
+    const error = await rejection(h.session.agent(h.config({}, { timeout: 300 })).execute('Be quick.'));
     expect(error.code).toBe('model_error');
     expect(error.message).toMatch(/in time/);
     // Well before the late answer: the 300 ms timeout was honoured (how soon after it is not this test's business).
@@ -144,11 +115,11 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   it('cancellation mid-run ends the run and closes the integration clients', async () => {
     const orders = await startOrdersServer();
     try {
-      llm.enqueue({ toolCalls: [{ name: 'wait', arguments: { ms: 30_000 } }] });
+      h.llm.enqueue({ toolCalls: [{ name: 'wait', arguments: { ms: 30_000 } }] });
       const controller = new AbortController();
       const progress: string[] = [];
-      const run = session.agent(config({ integrations: [orders.url] })).execute('Wait a long time.', { signal: controller.signal, onProgress: (event) => progress.push(event.message) });
-      await expect.poll(() => llm.requests.length, { timeout: 10_000 }).toBe(1);
+      const run = h.session.agent(h.config({ integrations: [orders.url] })).execute('Wait a long time.', { signal: controller.signal, onProgress: (event) => progress.push(event.message) });
+      await expect.poll(() => h.llm.requests.length, { timeout: 10_000 }).toBe(1);
       const started = Date.now();
       setTimeout(() => controller.abort(), 200);
       const error = await rejection(run);
@@ -157,23 +128,23 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
       expect(Date.now() - started).toBeLessThan(15_000);
       expect(orders.opened).toHaveLength(1);
       expect(orders.closed).toEqual(orders.opened);
-      expect(await session.page.goto(site.url('/agent/chain/two.html'))).toMatchObject({ status: 200 });
+      expect(await h.session.page.goto(h.site.url('/agent/chain/two.html'))).toMatchObject({ status: 200 });
     } finally {
       await orders.close();
     }
   });
 
   it('reports an integration that cannot connect before the first step', async () => {
-    const error = await rejection(session.agent(config({ integrations: ['http://127.0.0.1:9/mcp'] })).execute('Use the tools.'));
+    const error = await rejection(h.session.agent(h.config({ integrations: ['http://127.0.0.1:9/mcp'] })).execute('Use the tools.'));
     expect(error.code).toBe('integration_error');
     expect(error.message).toContain('http://127.0.0.1:9/mcp');
-    expect(llm.requests).toHaveLength(0);
+    expect(h.llm.requests).toHaveLength(0);
   });
 
   it('waits waitBetweenActions between actions', async () => {
     const turn = { toolCalls: [1, 2, 3].map(() => ({ name: 'scroll', arguments: { direction: 'down' } })) };
-    llm.enqueue(turn, { toolCalls: [{ name: 'done', arguments: { success: true, message: 'scrolled' } }] });
-    const result = await session.agent(config()).execute({ instruction: 'Scroll three times.', waitBetweenActions: 250, autoScreenshot: false });
+    h.llm.enqueue(turn, { toolCalls: [{ name: 'done', arguments: { success: true, message: 'scrolled' } }] });
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Scroll three times.', waitBetweenActions: 250, autoScreenshot: false });
     const timings = result.metadata!.stepTimings as Array<{ actionsMs: number }>;
     // Two pauses inside the first turn, one before done.
     expect(timings[0]!.actionsMs).toBeGreaterThanOrEqual(2 * 250);
@@ -181,17 +152,17 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
     expect(result.metadata!.durationMs).toBeGreaterThanOrEqual(3 * 250);
 
     // Without the option there is no pause at all; how fast the actions then run is the benchmark's business.
-    llm.enqueue(turn, { toolCalls: [{ name: 'done', arguments: { success: true, message: 'scrolled' } }] });
-    const unpaused = await session.agent(config()).execute({ instruction: 'Scroll three times.', autoScreenshot: false });
+    h.llm.enqueue(turn, { toolCalls: [{ name: 'done', arguments: { success: true, message: 'scrolled' } }] });
+    const unpaused = await h.session.agent(h.config()).execute({ instruction: 'Scroll three times.', autoScreenshot: false });
     expect(unpaused.metadata!.waitBetweenActions).toBe(0);
     expect(unpaused.actions.map((action) => action.type)).toEqual(['scroll', 'scroll', 'scroll', 'done']);
   });
 
   it('refuses bad execute options and custom tools that shadow browser tools', async () => {
-    expect((await rejection(session.agent(config()).execute({ instruction: '' }))).code).toBe('invalid_argument');
-    expect((await rejection(session.agent(config()).execute({ instruction: 'x', maxSteps: 0 }))).code).toBe('invalid_argument');
-    const shadow = config({ tools: { click: { description: 'mine', inputSchema: (await import('zod')).z.object({}), execute: () => 'x' } } });
-    expect((await rejection(session.agent(shadow).execute('x'))).code).toBe('invalid_argument');
-    expect(llm.requests).toHaveLength(0);
+    expect((await rejection(h.session.agent(h.config()).execute({ instruction: '' }))).code).toBe('invalid_argument');
+    expect((await rejection(h.session.agent(h.config()).execute({ instruction: 'x', maxSteps: 0 }))).code).toBe('invalid_argument');
+    const shadow = h.config({ tools: { click: { description: 'mine', inputSchema: (await import('zod')).z.object({}), execute: () => 'x' } } });
+    expect((await rejection(h.session.agent(shadow).execute('x'))).code).toBe('invalid_argument');
+    expect(h.llm.requests).toHaveLength(0);
   });
 });

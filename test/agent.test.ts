@@ -1,46 +1,18 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
-import type { AgentConfig } from '../src/core/agent/schema.js';
-import { silentLogger } from '../src/core/logger.js';
-import { imageCount, latestPage, refOf, requestTexts, startOrdersServer, type OrdersServer } from './agent-fixtures.js';
-import { startFakeLLM, type FakeLLM, type Provider } from './fixtures/fake-llm.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { imageCount, latestPage, refOf, requestTexts, startOrdersServer, useAgentHarness, type OrdersServer } from './agent-fixtures.js';
+import type { Provider } from './fixtures/fake-llm.js';
 
 /** Scripted multi-step tasks on local pages, through the real SDKs against the fake model server, with both providers. */
 describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) => {
-  let site: SiteServer;
-  let llm: FakeLLM;
-  let lib: BrowserSessions;
-  let session: BrowserSession;
-
-  const config = (extra: Partial<AgentConfig> = {}): AgentConfig => ({
-    provider,
-    model: provider === 'openai' ? 'gpt-test-model' : 'claude-test-model',
-    options: { apiKey: 'test-key', baseURL: provider === 'openai' ? llm.openaiBaseURL : llm.anthropicBaseURL, maxRetries: 0 },
-    ...extra,
-  });
-
-  beforeAll(async () => {
-    [site, llm] = await Promise.all([startSiteServer(), startFakeLLM()]);
-    lib = new BrowserSessions({ logger: silentLogger(), env: {} });
-  });
-  afterAll(async () => {
-    await lib?.close();
-    await Promise.all([site?.close(), llm?.close()]);
-  });
-  beforeEach(async () => {
-    llm.reset();
-    await session?.end().catch(() => undefined);
-    session = await lib.startSession();
-  });
+  const h = useAgentHarness(provider);
 
   it('logs in with a variable and reads a value behind the login, never showing the secret to the model', async () => {
     const secret = 'correct horse battery';
-    llm.enqueue(
-      { text: 'Open the login page.', toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/login.html') } }], usage: { input: 1000, output: 30, reasoning: 4, cached: 200 } },
+    h.llm.enqueue(
+      { text: 'Open the login page.', toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/login.html') } }], usage: { input: 1000, output: 30, reasoning: 4, cached: 200 } },
       (request) => ({
         toolCalls: [
           { name: 'type', arguments: { ref: refOf(request, /Username/), text: 'alice' } },
@@ -53,27 +25,27 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
         return { toolCalls: [{ name: 'done', arguments: { success: true, message: `The balance is ${balance.trim()}` } }], usage: { input: 1700, output: 25, reasoning: 0, cached: 0 } };
       },
     );
-    const result = await session.agent(config()).execute({ instruction: 'Sign in as alice with password %password% and tell me the account balance.', variables: { password: secret } });
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Sign in as alice with password %password% and tell me the account balance.', variables: { password: secret } });
 
     expect(result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('4,217.93 EUR') });
     expect(result.actions.map((action) => action.type)).toEqual(['goto', 'type', 'type', 'done']);
     expect(result.actions[0]).toMatchObject({ reasoning: 'Open the login page.', pageUrl: 'about:blank' });
-    expect(result.actions[2]).toMatchObject({ arguments: { text: '%password%', submit: true }, pageUrl: site.url('/agent/login.html') });
-    expect(result.actions[3]!.pageUrl).toBe(site.url('/agent/account.html'));
+    expect(result.actions[2]).toMatchObject({ arguments: { text: '%password%', submit: true }, pageUrl: h.site.url('/agent/login.html') });
+    expect(result.actions[3]!.pageUrl).toBe(h.site.url('/agent/account.html'));
     for (const action of result.actions) expect(action.timeMs).toBeGreaterThanOrEqual(0);
     // Anthropic counts cache reads apart from input_tokens; the adapter reports the total, as OpenAI does.
     expect(result.usage).toEqual({ input_tokens: provider === 'openai' ? 4200 : 4700, output_tokens: 115, reasoning_tokens: 10, cached_input_tokens: 500, inference_time_ms: expect.any(Number) });
-    expect(result.metadata).toMatchObject({ steps: 3, provider, model: config().model, stopReason: 'done' });
+    expect(result.metadata).toMatchObject({ steps: 3, provider, model: h.config().model, stopReason: 'done' });
     // The secret went to the page only: not to the model, not into the result.
-    expect(llm.requests).toHaveLength(3);
-    for (const request of llm.requests) expect(JSON.stringify(request.body)).not.toContain(secret);
+    expect(h.llm.requests).toHaveLength(3);
+    for (const request of h.llm.requests) expect(JSON.stringify(request.body)).not.toContain(secret);
     expect(JSON.stringify(result)).not.toContain(secret);
-    expect(requestTexts(llm.requests[0]!).join('\n')).toContain('%password%');
+    expect(requestTexts(h.llm.requests[0]!).join('\n')).toContain('%password%');
   });
 
   it('fills and submits a form inside an iframe', async () => {
-    llm.enqueue(
-      { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/iframe-form.html') } }] },
+    h.llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/iframe-form.html') } }] },
       (request) => ({
         toolCalls: [
           { name: 'type', arguments: { ref: refOf(request, /Your name/), text: 'Bob' } },
@@ -83,40 +55,40 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       }),
       (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /Received message from .*/.exec(latestPage(request))?.[0] ?? 'nothing' } }] }),
     );
-    const result = await session.agent(config()).execute('Send the contact form as Bob about support.');
+    const result = await h.session.agent(h.config()).execute('Send the contact form as Bob about support.');
     expect(result.actions.filter((action) => action.error)).toEqual([]);
     expect(result.message).toBe('Received message from Bob about support.');
-    expect(await session.page.extract()).toMatchObject({ pageText: expect.stringContaining('Received message from Bob about support.') });
+    expect(await h.session.page.extract()).toMatchObject({ pageText: expect.stringContaining('Received message from Bob about support.') });
   });
 
   it('follows links across three pages, showing only the newest page text in full and one screenshot', async () => {
-    llm.enqueue(
-      { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/chain/one.html') } }] },
+    h.llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/chain/one.html') } }] },
       (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room two/) } }] }),
       (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room three/) } }] }),
       (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /vault code is (\S+)/.exec(latestPage(request))?.[1] ?? '?' } }] }),
     );
-    const result = await session.agent(config()).execute({ instruction: 'Find the vault code in the archive.', context: 'Start at the archive entrance.' });
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Find the vault code in the archive.', context: 'Start at the archive entrance.' });
     expect(result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('7-ALPHA-42') });
     expect(result.actions.map((action) => [action.type, action.pageUrl])).toEqual([
       ['goto', 'about:blank'],
-      ['click', site.url('/agent/chain/one.html')],
-      ['click', site.url('/agent/chain/two.html')],
-      ['done', site.url('/agent/chain/three.html')],
+      ['click', h.site.url('/agent/chain/one.html')],
+      ['click', h.site.url('/agent/chain/two.html')],
+      ['done', h.site.url('/agent/chain/three.html')],
     ]);
-    const last = requestTexts(llm.requests[3]!).join('\n');
+    const last = requestTexts(h.llm.requests[3]!).join('\n');
     expect(last).toContain('Context: Start at the archive entrance.');
     expect(last).toContain('The vault code is');
     // Earlier pages are summarised, not repeated.
     expect(last).not.toContain('Dusty shelves.');
     expect(last).not.toContain('The archive spans several rooms.');
     expect(last).toContain('chain/two.html');
-    expect(llm.requests.map(imageCount)).toEqual([1, 1, 1, 1]);
+    expect(h.llm.requests.map(imageCount)).toEqual([1, 1, 1, 1]);
   });
 
   it('reads structured data through the extract tool and counts its model call in usage', async () => {
-    llm.enqueue(
-      { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/chain/three.html') } }], usage: { input: 500, output: 10 } },
+    h.llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/chain/three.html') } }], usage: { input: 500, output: 10 } },
       { toolCalls: [{ name: 'extract', arguments: { instruction: 'The vault code', schema: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] } } }], usage: { input: 600, output: 20 } },
       (request) => {
         expect(requestTexts(request).join('\n')).toContain('The vault code is');
@@ -124,7 +96,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       },
       (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /"code":"([^"]+)"/.exec(requestTexts(request).join('\n'))?.[1] ?? '?' } }], usage: { input: 700, output: 15 } }),
     );
-    const result = await session.agent(config()).execute({ instruction: 'Read the vault code.', autoScreenshot: false });
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Read the vault code.', autoScreenshot: false });
     expect(result.message).toBe('7-ALPHA-42');
     expect(result.actions.map((action) => action.type)).toEqual(['goto', 'extract', 'done']);
     expect(result.usage).toMatchObject({ input_tokens: 2100, output_tokens: 50 });
@@ -134,7 +106,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     const orders: OrdersServer = await startOrdersServer();
     const converted: number[] = [];
     try {
-      llm.enqueue(
+      h.llm.enqueue(
         (request) => {
           const names = (request.body.tools as Array<{ name?: string; function?: { name: string } }>).map((tool) => tool.name ?? tool.function!.name);
           expect(names).toEqual(expect.arrayContaining(['goto', 'click', 'done', 'orders__lookup_order', 'to_dollars']));
@@ -152,9 +124,9 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
           return { toolCalls: [{ name: 'done', arguments: { success: true, message: `shipped ${shipped}, ${dollars} USD` } }] };
         },
       );
-      const result = await session
+      const result = await h.session
         .agent(
-          config({
+          h.config({
             integrations: [{ url: orders.url, headers: { authorization: 'Bearer orders-token' } }],
             tools: {
               to_dollars: {
@@ -175,7 +147,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       expect(orders.headers.every((headers) => headers.authorization === 'Bearer orders-token')).toBe(true);
       expect(orders.opened).toHaveLength(1);
       expect(orders.closed).toEqual(orders.opened);
-      expect(llm.requests.map(imageCount)).toEqual([0, 0]);
+      expect(h.llm.requests.map(imageCount)).toEqual([0, 0]);
     } finally {
       await orders.close();
     }
@@ -186,10 +158,10 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     const client = new Client({ name: 'caller', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(orders.url)));
     try {
-      llm.enqueue({ toolCalls: [{ name: 'orders__lookup_order', arguments: { orderId: 'B-2' } }] }, (request) => ({
+      h.llm.enqueue({ toolCalls: [{ name: 'orders__lookup_order', arguments: { orderId: 'B-2' } }] }, (request) => ({
         toolCalls: [{ name: 'done', arguments: { success: true, message: /Order B-2 shipped[^"\\]*/.exec(requestTexts(request).join('\n'))?.[0] ?? '?' } }],
       }));
-      const result = await session.agent(config({ integrations: [client] })).execute('Look up order B-2.');
+      const result = await h.session.agent(h.config({ integrations: [client] })).execute('Look up order B-2.');
       expect(result.message).toContain('Order B-2 shipped');
       expect(orders.closed).toEqual([]);
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['lookup_order']);
