@@ -64,26 +64,13 @@ export interface ExtractLimits {
 export async function extract(session: Session, options: ExtractOptions, config: Pick<ServiceConfig, 'model' | 'env'>, ctx: OperationContext = {}): Promise<ExtractOutcome> {
   const snapshotOptions = { selector: options.selector, iframes: options.iframes, domSettleTimeoutMs: options.domSettleTimeoutMs };
   if (!options.instruction && !options.schema) {
-    const snapshot = await readPage(session, snapshotOptions, ctx);
+    const snapshot = await takeSnapshot(session, snapshotOptions, ctx);
     return { result: { pageText: snapshot.text } };
   }
   const prepared = options.schema ? prepareSchema(options.schema) : undefined;
   const llm = createLLMClient(resolveModel(options.modelName, options.modelClientOptions, config));
-  const snapshot = await readPage(session, snapshotOptions, ctx);
+  const snapshot = await takeSnapshot(session, snapshotOptions, ctx);
   return extractFromSnapshot(llm, snapshot, { instruction: options.instruction, schema: prepared }, limitsFrom(config.env), ctx);
-}
-
-/**
- * The page text; a read that timed out may leave the renderer busy with it (a huge DOM's accessibility tree), which
- * would hold up even navigating away, so the page is then checked and replaced if it no longer answers.
- */
-async function readPage(session: Session, options: Parameters<typeof takeSnapshot>[1], ctx: OperationContext): Promise<PageSnapshot> {
-  try {
-    return await takeSnapshot(session, options, ctx);
-  } catch (err) {
-    if (err instanceof ServiceError && err.code === 'timeout') session.checkResponsive();
-    throw err;
-  }
 }
 
 export function limitsFrom(env: Record<string, string | undefined>): ExtractLimits {

@@ -1,5 +1,5 @@
 import type { Locator } from 'playwright-core';
-import { throwIfAborted } from '../errors.js';
+import { ServiceError, throwIfAborted } from '../errors.js';
 import type { OperationContext } from '../operation.js';
 import { watchSessionPages, type Session } from '../sessions.js';
 import { fetchAXTree, name } from './ax.js';
@@ -44,6 +44,17 @@ watchSessionPages((_session, page) => watchPage(page));
 
 /** Reads the page as text with element refs; the refs stay resolvable on the session until the next snapshot. */
 export async function takeSnapshot(session: Session, options: SnapshotOptions = {}, ctx: OperationContext = {}): Promise<PageSnapshot> {
+  try {
+    return await readSnapshot(session, options, ctx);
+  } catch (err) {
+    // A read that timed out may leave the renderer busy with it (a huge DOM's accessibility tree), holding up even
+    // navigating away: the page is checked and replaced before the next operation if it no longer answers.
+    if (err instanceof ServiceError && err.code === 'timeout') session.checkResponsive();
+    throw err;
+  }
+}
+
+async function readSnapshot(session: Session, options: SnapshotOptions, ctx: OperationContext): Promise<PageSnapshot> {
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   await waitForSettledDom(session, options.domSettleTimeoutMs ?? DEFAULT_DOM_SETTLE_TIMEOUT_MS, callTimeoutMs, ctx.signal);
   throwIfAborted(ctx.signal);
