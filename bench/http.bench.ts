@@ -1,6 +1,6 @@
 /**
  * HTTP benchmark: navigate (and a call with no browser work) through REST, MCP over streamable HTTP and the
- * in-process BrowserService, interleaved round by round so machine load hits every door alike; the difference of
+ * in-process BrowserService, interleaved on one shared session with the door order rotating each round; the paired difference of
  * medians is the transport overhead. Then throughput of 30 sessions navigating at once through REST.
  */
 import { performance } from 'node:perf_hooks';
@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
+import { OPEN_OWNER } from '../src/http/auth.js';
 import { serveHttp } from '../src/http/server.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
 import { median, percentile, printTable } from './table.js';
@@ -18,7 +19,6 @@ const WARMUP = 3;
 const NOOP_ROUNDS = 200;
 const CONCURRENT = 30;
 const PER_SESSION = Number(process.env.BENCH_PER_SESSION ?? 10);
-const KEY = 'bench-key';
 const OWNER = 'bench';
 
 interface Door {
@@ -34,7 +34,7 @@ function check(ok: boolean, what: string): void {
 async function rest(base: string, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(base + path, {
     method,
-    headers: { 'x-svc-api-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const json = await res.json();
@@ -66,19 +66,22 @@ async function throughput(door: string, ids: string[], pageUrl: (path: string) =
 export async function run(): Promise<void> {
   const site = await startSiteServer();
   const service = new BrowserService({ logger: silentLogger(), maxSessions: 2 * CONCURRENT + 10 });
-  const http = await serveHttp(service, { port: 0, host: '127.0.0.1', apiKeys: [KEY], allowedHosts: [] });
-  const transport = new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } });
+  // No API key: then REST, /mcp and in-process calls share one owner, and so can share one session.
+  const http = await serveHttp(service, { port: 0, host: '127.0.0.1', apiKeys: [], allowedHosts: [] });
+  const transport = new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`));
   const mcp = new Client({ name: 'bench', version: '1' });
   await mcp.connect(transport);
   try {
-    const inProcessId = (await service.startSession(OWNER)).id;
-    const restId = (await rest(http.url, 'POST', '/v1/sessions/start')).data.id as string;
-    const mcpId = ((await mcp.callTool({ name: 'session_start', arguments: {} })) as CallToolResult).structuredContent!.id as string;
+    // One session behind all three doors, so every door's navigations run on the same page and browser state.
+    const sessionId = (await service.startSession(OPEN_OWNER)).id;
+    const restId = sessionId;
+    const mcpId = sessionId;
+    const inProcessId = sessionId;
     const doors: Door[] = [
       {
         name: 'in-process BrowserService',
-        navigate: async (url) => void (await service.navigate(OWNER, inProcessId, { url })),
-        getSession: async () => void service.getSession(OWNER, inProcessId),
+        navigate: async (url) => void (await service.navigate(OPEN_OWNER, inProcessId, { url })),
+        getSession: async () => void service.getSession(OPEN_OWNER, inProcessId),
       },
       {
         name: 'REST (fetch, keep-alive)',
@@ -99,9 +102,12 @@ export async function run(): Promise<void> {
     ];
 
     const samples = new Map(doors.map((door) => [door.name, { navigate: [] as number[], get: [] as number[] }]));
+    let call = 0;
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
-      const url = site.url(round % 2 ? '/page2.html' : '/index.html');
-      for (const door of doors) {
+      // The order of the doors rotates each round and every call changes page, so no door always gets the same transition.
+      for (let k = 0; k < doors.length; k++) {
+        const door = doors[(round + k) % doors.length]!;
+        const url = site.url(call++ % 2 ? '/page2.html' : '/index.html');
         const started = performance.now();
         await door.navigate(url);
         if (round >= WARMUP) samples.get(door.name)!.navigate.push(performance.now() - started);
@@ -136,7 +142,7 @@ export async function run(): Promise<void> {
       await throughput('REST (fetch)', ids, site.url, async (id, url) => {
         const res = await fetch(`${http.url}/v1/sessions/${id}/navigate`, {
           method: 'POST',
-          headers: { 'x-svc-api-key': KEY, 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ url }),
         });
         await res.arrayBuffer();
