@@ -1,6 +1,6 @@
 import { errors as playwrightErrors, type Page } from 'playwright-core';
 import { z } from 'zod';
-import type { ServiceConfig } from '../config.js';
+import { DEFAULTS, type ServiceConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { extract, type Usage } from '../extract.js';
 import { navigate, type NavigatePolicy } from '../navigate.js';
@@ -11,7 +11,6 @@ import type { Variables } from './variables.js';
 
 /** Longest a single click, fill, hover... may wait for its element. */
 export const ACTION_TIMEOUT_MS = 10_000;
-const NAVIGATION_TIMEOUT_MS = 30_000;
 /** After an action that may navigate, how long to wait for the new page to load. */
 const SETTLE_TIMEOUT_MS = 5_000;
 const MAX_WAIT_MS = 30_000;
@@ -56,7 +55,7 @@ export const BROWSER_TOOLS = [
     description: 'Open a URL in the current tab.',
     input: z.object({ url: z.string().min(1).describe('Absolute http(s) URL.') }).strict(),
     run: async ({ url }, env) => {
-      const response = await navigate(env.session, { url: env.variables.substitute(url), options: { timeout: NAVIGATION_TIMEOUT_MS } }, env.config, { signal: env.signal });
+      const response = await navigate(env.session, { url: env.variables.substitute(url), options: { timeout: DEFAULTS.navigationTimeoutMs } }, env.config, { signal: env.signal });
       const result = response.data.result;
       return { text: result ? `Opened ${result.url} (HTTP ${result.status}).` : `Opened ${env.session.page.url()}.` };
     },
@@ -67,7 +66,7 @@ export const BROWSER_TOOLS = [
     input: z.object({}).strict(),
     run: async (_args, env) => {
       const before = env.session.page.url();
-      const response = await env.session.page.goBack({ timeout: NAVIGATION_TIMEOUT_MS, waitUntil: 'load' });
+      const response = await env.session.page.goBack({ timeout: DEFAULTS.navigationTimeoutMs, waitUntil: 'load' });
       const after = env.session.page.url();
       return { text: response || after !== before ? `Went back to ${after}.` : 'There is no previous page.' };
     },

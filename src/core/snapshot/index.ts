@@ -1,4 +1,5 @@
 import type { Locator } from 'playwright-core';
+import { DEFAULTS } from '../config.js';
 import { ServiceError, throwIfAborted } from '../errors.js';
 import type { OperationContext } from '../operation.js';
 import { watchSessionPages, type Session } from '../sessions.js';
@@ -37,8 +38,6 @@ export interface SnapshotOptions {
   callTimeoutMs?: number;
 }
 
-export const DEFAULT_DOM_SETTLE_TIMEOUT_MS = 30_000;
-
 // Network and DOM-change tracking must start with the page, before the first navigation.
 watchSessionPages((_session, page) => watchPage(page));
 
@@ -56,7 +55,7 @@ export async function takeSnapshot(session: Session, options: SnapshotOptions = 
 
 async function readSnapshot(session: Session, options: SnapshotOptions, ctx: OperationContext): Promise<PageSnapshot> {
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  await waitForSettledDom(session, options.domSettleTimeoutMs ?? DEFAULT_DOM_SETTLE_TIMEOUT_MS, callTimeoutMs, ctx.signal);
+  await waitForSettledDom(session, options.domSettleTimeoutMs ?? DEFAULTS.domSettleTimeoutMs, callTimeoutMs, ctx.signal);
   throwIfAborted(ctx.signal);
   const page = session.page;
   const cdp = await pageSession(page, callTimeoutMs);
