@@ -220,8 +220,13 @@ export function mergeValues(a: unknown, b: unknown): unknown {
   return a;
 }
 
-class UsageTotal {
-  private sum: Usage = { input_tokens: 0, output_tokens: 0, inference_time_ms: 0 };
+/** Sums the usage of several model calls; optional counters appear once a call reports them (or when seeded). */
+export class UsageTotal {
+  private readonly sum: Usage;
+
+  constructor(start: Usage = { input_tokens: 0, output_tokens: 0, inference_time_ms: 0 }) {
+    this.sum = { ...start };
+  }
 
   add(usage: Usage): void {
     this.sum.input_tokens += usage.input_tokens;

@@ -1,6 +1,6 @@
 import type { ServiceConfig } from '../config.js';
 import { isAbortError, ServiceError, throwIfAborted } from '../errors.js';
-import type { Usage } from '../extract.js';
+import { UsageTotal, type Usage } from '../extract.js';
 import { createLLMClient, DEFAULT_MODELS, parseModelName, resolveModel } from '../llm/index.js';
 import type { ChatResponse, LLMClient } from '../llm/types.js';
 import { sleep, type OperationContext } from '../operation.js';
@@ -79,14 +79,8 @@ async function loop(
   const autoScreenshot = (options.autoScreenshot ?? AGENT_DEFAULTS.autoScreenshot) && llm.supportsImages;
   const waitBetweenActions = options.waitBetweenActions ?? AGENT_DEFAULTS.waitBetweenActions;
   const variables = new Variables(options.variables);
-  const usage: Usage = { input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0, inference_time_ms: 0 };
-  const addUsage = (more: Usage) => {
-    usage.input_tokens += more.input_tokens;
-    usage.output_tokens += more.output_tokens;
-    usage.reasoning_tokens! += more.reasoning_tokens ?? 0;
-    usage.cached_input_tokens! += more.cached_input_tokens ?? 0;
-    usage.inference_time_ms += more.inference_time_ms;
-  };
+  const usage = new UsageTotal({ input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0, inference_time_ms: 0 });
+  const addUsage = (more: Usage) => usage.add(more);
   let screenshotRequested = false;
   const env: ToolEnv = {
     session,
@@ -124,7 +118,7 @@ async function loop(
       durationMs: Math.round(performance.now() - started),
       stepTimings: timings,
     },
-    usage,
+    usage: usage.total,
   });
 
   // Each model turn counts as a step too, so a model that never acts cannot loop forever.
