@@ -5,7 +5,12 @@ import { chromium, type Browser } from 'playwright-core';
 import type { Logger } from 'pino';
 import { ServiceError } from './errors.js';
 
-/** Flags without which Chromium stalls on a closed network or in a container. */
+/**
+ * Flags without which Chromium stalls on a closed network or in a container; and one for the page text: with the
+ * renderer's accessibility tree kept in basic mode, CDP's Accessibility.getFullAXTree leaves out the InlineTextBox
+ * nodes (a third of a text-heavy tree, never shown) and reads a 5,000-element page in about 250 ms instead of 330
+ * (docs/pagetext.md, "Speed").
+ */
 export const DEFAULT_CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
@@ -14,6 +19,7 @@ export const DEFAULT_CHROMIUM_ARGS = [
   '--disable-sync',
   '--no-first-run',
   '--disable-dev-shm-usage',
+  '--force-renderer-accessibility=basic',
 ];
 
 export const HOW_TO_GET_A_BROWSER = [
