@@ -27,10 +27,12 @@ const OWNER = 'bench';
 const COUNT_UNREFERENCED = `(() => {
   const marked = new Set();
   for (const ref of (window[Symbol.for('bsm.refs')] ?? new Map()).values()) { const el = ref.deref(); if (el) marked.add(el); }
-  const selector = 'a[href], button, input:not([type=hidden]), select, textarea, summary, [contenteditable=""], [contenteditable=true], [tabindex]:not([tabindex="-1"]), [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=switch], [role=menuitem], [role=option], [role=combobox], [role=textbox], [role=slider]';
+  const selector = 'a[href], button, input:not([type=hidden]), select, textarea, summary, [contenteditable=""], [contenteditable=true], [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=switch], [role=menuitem], [role=option], [role=combobox], [role=textbox], [role=slider]';
   let total = 0, missing = 0;
   const visit = (root) => {
-    for (const el of root.querySelectorAll(selector)) {
+    for (const el of root.querySelectorAll(selector + ', [tabindex]')) {
+      // A tabindex makes an element focusable only when it is a valid number of 0 or more ("_tbidx_" does not).
+      if (!el.matches(selector) && el.tabIndex < 0) continue;
       if (!el.checkVisibility({ visibilityProperty: true }) || el.closest('[aria-hidden=true], [inert]')) continue;
       total++;
       if (!marked.has(el)) missing++;

@@ -54,6 +54,29 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     expect(text).toBe(readFileSync(file, 'utf8').replace(/\n$/, ''));
   });
 
+  it('lists a native select\'s options on its line and lets a model pick one by label', async () => {
+    await open('/pages/form.html');
+    const options = Array.from({ length: 40 }, (_, i) => `<option>Land ${i}</option>`).join('');
+    await on((session) => session.page.setContent(`<label>Country <select>${options}</select></label>`));
+    const snapshot = await read();
+    expect(snapshot.text, snapshot.text).toContain('options: Land 0 | Land 1 | ');
+    expect(snapshot.text).toContain('| Land 29 | … (10 more)');
+    expect(snapshot.text).not.toContain('Land 30');
+    await on(async (session) => (await resolveRef(session, refOf(snapshot, 'combobox: Country'))).selectOption({ label: 'Land 35' }));
+    expect((await read()).text).toContain('combobox: Country = "Land 35"');
+  });
+
+  it('labels a link without a name by the last segment of its path, never the whole URL', async () => {
+    await open('/pages/form.html');
+    const href = '/es/2022/01/25/espanol/beatles-get-back.html?campaign=7JFJX&redirect_uri=https%3A%2F%2Fexample.com%2Fa%2Fb';
+    await on((session) => session.page.setContent(`<p>Before <a href="${href}"><img src="/none.png" alt=""></a> after</p><a href="/"></a>`));
+    const snapshot = await read();
+    expect(snapshot.text).toContain('[beatles-get-back.html](0-');
+    expect(snapshot.text).not.toContain('campaign');
+    const ref = refOf(snapshot, 'beatles-get-back.html');
+    expect(snapshot.refs.get(ref)?.href).toBe(site.url(href));
+  });
+
   it('includes open and closed shadow roots and clicks inside both by ref', async () => {
     const snapshot = await snap('/pages/shadow.html');
     expect(snapshot.text).toContain('Text inside an open shadow root.');
@@ -92,10 +115,12 @@ describe('page text (takeSnapshot, resolveRef)', () => {
 
   it('shows an iframe as one line unless iframes is true (same origin)', async () => {
     const off = await snap('/pages/frames-same.html');
-    expect(off.text).toContain('iframe: Newsletter signup (has content; read it with iframes: true)');
+    expect(off.text).toMatch(/\[0-\d+\] iframe: Newsletter signup \(has content; read it with iframes: true\)/);
     expect(off.text).not.toContain('Weekly news');
+    const frameElement = await on(async (session) => (await resolveRef(session, refOf(off, 'iframe: Newsletter signup'))).evaluate((el) => el.tagName));
+    expect(frameElement).toBe('IFRAME');
     const on_ = await read({ iframes: true });
-    expect(on_.text).toMatch(/iframe: Newsletter signup\n {1}## Newsletter\n {1}Weekly news from inside the frame\./);
+    expect(on_.text).toMatch(/\] iframe: Newsletter signup\n {1}## Newsletter\n {1}Weekly news from inside the frame\./);
     const subscribe = refOf(on_, 'button: Subscribe');
     expect(subscribe.split('-')[0]).not.toBe('0');
     await on(async (session) => (await resolveRef(session, refOf(on_, 'textbox: Your email'))).fill('a@b.c', { timeout: 5_000 }));
@@ -108,7 +133,7 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     await open('/pages/frames-cross.html');
     await on((session) => session.page.waitForFunction(() => window.frames.length === 1).then(() => session.page.frames()[1]!.waitForLoadState()));
     const off = await read();
-    expect(off.text).toContain('iframe: Partner widget (has content; read it with iframes: true)');
+    expect(off.text).toMatch(/\[0-\d+\] iframe: Partner widget \(has content; read it with iframes: true\)/);
     const snapshot = await read({ iframes: true });
     expect(snapshot.text).toContain('Weekly news from inside the frame.');
     const subscribe = refOf(snapshot, 'button: Subscribe');

@@ -16,6 +16,10 @@ const INLINE = new Set(['StaticText', 'strong', 'emphasis', 'code', 'mark', 'sub
 const DISPLAY_ROLE: Record<string, string> = { DisclosureTriangle: 'summary', ToggleButton: 'button', PopUpButton: 'button', textField: 'textbox' };
 const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader', 'LayoutTableCell']);
 const ROWS = new Set(['row', 'LayoutTableRow']);
+/** Options of a native <select> listed on its line; a country list stops after this many. */
+const MAX_OPTIONS = 30;
+/** Longest stand-in text of a nameless link, in characters. */
+const MAX_URL_LABEL = 40;
 const NOT_FOCUS_TARGETS = new Set(['RootWebArea', 'Iframe', 'WebArea', 'IframePresentational']);
 
 export interface RenderedRef {
@@ -158,9 +162,17 @@ export class Renderer {
     return property(node, 'focusable') === true && !NOT_FOCUS_TARGETS.has(r);
   }
 
+  /** An option of a native <select>: under its MenuListPopup, possibly through ignored wrappers. */
   private inNativeSelect(node: AXNode): boolean {
-    const parent = node.parentId ? this.tree.nodes.get(node.parentId) : undefined;
-    return role(parent ?? node) === 'MenuListPopup';
+    for (let parent = this.parent(node); parent; parent = this.parent(parent)) {
+      if (role(parent) === 'MenuListPopup') return true;
+      if (!parent.ignored) return false;
+    }
+    return false;
+  }
+
+  private parent(node: AXNode): AXNode | undefined {
+    return node.parentId ? this.tree.nodes.get(node.parentId) : undefined;
   }
 
   /** `[ref] role: name = "value" (states)`; text before it on the same line stays, the element ends the line. */
@@ -173,11 +185,13 @@ export class Renderer {
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
     let text = `[${ref}] ${DISPLAY_ROLE[r] ?? r}`;
     if (label) text += `: ${label}`;
-    else if (href) text += `: ${shortUrl(href)}`;
+    else if (href) text += `: ${urlLabel(href)}`;
     const value = node.value?.value;
     if (value !== undefined && value !== '' && String(value) !== label && r !== 'link') text += ` = ${JSON.stringify(String(value))}`;
     const states = stateList(node);
     if (states) text += ` (${states})`;
+    const options = this.selectOptions(node);
+    if (options) text += ` options: ${options}`;
     // A <label> rendered just before its control says the same as the control's name.
     if (label && clean(this.line.join('')) === label) this.line = [];
     const previous = this.lines[this.lines.length - 1];
@@ -194,12 +208,28 @@ export class Renderer {
 
   /** Links read as Markdown links inside the text, the ref standing where the URL would: `[Pricing](0-41)`. */
   private link(node: AXNode, label: string, ref: string, href: string | undefined, depth: number): void {
-    const text = (label || (href ? shortUrl(href) : 'link')).replace(/[[\]]/g, '');
+    const text = (label || (href ? urlLabel(href) : 'link')).replace(/[[\]]/g, '');
     const inner = clean(subtreeText(this.tree, node));
     const space = this.line.length && !/\s$/.test(this.line[this.line.length - 1]!) ? ' ' : '';
     this.append(`${space}[${text}](${ref})${stateList(node) ? ` (${stateList(node)})` : ''}`, depth);
     this.afterLink = true;
     if (inner && !label.includes(inner)) this.kids(node, depth);
+  }
+
+  /** The choices of a native <select>, which are in no other line (its options get no refs of their own). */
+  private selectOptions(node: AXNode): string {
+    const popup = this.children(node).find((kid) => role(kid) === 'MenuListPopup');
+    if (!popup) return '';
+    const names: string[] = [];
+    const collect = (container: AXNode) => {
+      for (const kid of this.children(container)) {
+        if (role(kid) === 'option') names.push(clean(name(kid)));
+        else if (kid.ignored || role(kid) === 'group') collect(kid);
+      }
+    };
+    collect(popup);
+    const shown = names.slice(0, MAX_OPTIONS).join(' | ');
+    return names.length > MAX_OPTIONS ? `${shown} | … (${names.length - MAX_OPTIONS} more)` : shown;
   }
 
   private hasInteractiveInside(node: AXNode): boolean {
@@ -234,7 +264,13 @@ export class Renderer {
   private iframe(node: AXNode, depth: number): void {
     this.flush();
     const label = clean(name(node));
-    const head = `${indent(depth)}iframe${label ? `: ${label}` : ''}`;
+    // The frame element itself gets a ref too: it can be scrolled to, focused or clicked like any other element.
+    let ref = '';
+    if (node.backendDOMNodeId !== undefined) {
+      ref = `${this.frameId}-${this.numbers.of(node.backendDOMNodeId)}`;
+      this.refs.set(ref, { role: 'iframe', name: label, backendNodeId: node.backendDOMNodeId });
+    }
+    const head = `${indent(depth)}${ref ? `[${ref}] ` : ''}iframe${label ? `: ${label}` : ''}`;
     if (!this.iframes || node.backendDOMNodeId === undefined) {
       this.lines.push(`${head} (has content; read it with iframes: true)`);
       return;
@@ -276,13 +312,19 @@ function stringProp(node: AXNode, key: string): string | undefined {
   return typeof value === 'string' && value ? value : undefined;
 }
 
-function shortUrl(href: string): string {
+/**
+ * A nameless link's stand-in text: the last segment of its path (`beatles-get-back.html`), or the host for a site's
+ * root. The whole URL is long (query strings run to hundreds of tokens) and is in the ref's href anyway.
+ */
+function urlLabel(href: string): string {
+  let label = href;
   try {
     const url = new URL(href);
-    return url.protocol.startsWith('http') ? url.pathname + url.search : href;
+    if (url.protocol.startsWith('http')) label = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '') || url.hostname;
   } catch {
-    return href;
+    // Not a URL, or a malformed escape: the href as it is.
   }
+  return label.length > MAX_URL_LABEL ? `${label.slice(0, MAX_URL_LABEL - 1)}…` : label;
 }
 
 export function clean(text: string): string {
