@@ -77,6 +77,13 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     expect(snapshot.refs.get(ref)?.href).toBe(site.url(href));
   });
 
+  it('keeps the lines and indentation of preformatted text, and collapses other whitespace', async () => {
+    await open('/pages/form.html');
+    await on((session) => session.page.setContent('<p>Some   spaced\n text</p><pre><code>def f(x):\n    return x + 1\n\nprint(f(2))</code></pre>'));
+    const snapshot = await read();
+    expect(snapshot.text).toBe('Some spaced text\ndef f(x):\n    return x + 1\nprint(f(2))');
+  });
+
   it('includes open and closed shadow roots and clicks inside both by ref', async () => {
     const snapshot = await snap('/pages/shadow.html');
     expect(snapshot.text).toContain('Text inside an open shadow root.');

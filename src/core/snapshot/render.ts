@@ -128,11 +128,24 @@ export class Renderer {
 
   private text(value: string, depth: number): void {
     if (!value.trim()) return;
+    // Only preformatted text (<pre>, white-space: pre*) keeps a line break in its accessible text: code stays code.
+    if (value.includes('\n') && this.rowDepth === 0) return this.preformatted(value, depth);
     // Whitespace between a link and the next text is its own DOM text node, which the tree drops.
     const last = this.line[this.line.length - 1];
     if (last?.endsWith(')') && this.afterLink && /^[\p{L}\p{N}]/u.test(value)) value = ` ${value}`;
     this.afterLink = false;
     this.append(value, depth);
+  }
+
+  /** Each line of preformatted text on a line of its own, its own indentation kept; blank lines dropped. */
+  private preformatted(value: string, depth: number): void {
+    const [first = '', ...rest] = value.split('\n');
+    if (first.trim()) this.append(first, depth);
+    this.flush();
+    for (const line of rest) {
+      const kept = line.replace(/\s+$/, '');
+      if (kept.trim()) this.lines.push(indent(depth) + kept);
+    }
   }
 
   private append(piece: string, depth: number): void {
