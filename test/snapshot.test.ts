@@ -84,6 +84,18 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     expect(snapshot.text).toBe('Some spaced text\ndef f(x):\n    return x + 1\nprint(f(2))');
   });
 
+  it('keeps on-screen text inside aria-hidden regions, in place, and leaves out the ones not rendered', async () => {
+    await open('/pages/form.html');
+    await on((session) =>
+      session.page.setContent(
+        '<p>Before the ribbon.</p><nav aria-hidden="true"><ol><li><a href="/a"><h2>Putin reaches toward Poland</h2></a></li><li><a href="/b"><h2>Key moments of the hearings</h2></a></li></ol></nav>' +
+          '<p>After the ribbon.</p><div aria-hidden="true" style="visibility:hidden"><ul><li><a href="/c">Not rendered</a></li></ul></div>',
+      ),
+    );
+    const snapshot = await read();
+    expect(snapshot.text).toBe('Before the ribbon.\nPutin reaches toward Poland\nKey moments of the hearings\nAfter the ribbon.');
+  });
+
   it('includes open and closed shadow roots and clicks inside both by ref', async () => {
     const snapshot = await snap('/pages/shadow.html');
     expect(snapshot.text).toContain('Text inside an open shadow root.');

@@ -12,6 +12,7 @@ export interface AXProperty {
 export interface AXNode {
   nodeId: string;
   ignored: boolean;
+  ignoredReasons?: AXProperty[];
   role?: AXValue;
   name?: AXValue;
   value?: AXValue;

@@ -2,6 +2,7 @@ import type { Frame } from 'playwright-core';
 import type { Session } from '../sessions.js';
 import { fetchAXTree } from './ax.js';
 import { bounded, frameSession, type Cdp } from './cdp.js';
+import { readHiddenText } from './hidden.js';
 import { refNumbers } from './refs.js';
 import { Renderer, type FrameSlot, type RenderedRef } from './render.js';
 
@@ -42,7 +43,7 @@ export async function fillFrameSlots(session: Session, slots: FrameSlot[], paren
     try {
       const tree = await fetchAXTree(cdp);
       const frameId = session.frameId(frame);
-      const renderer = new Renderer(tree, frameId, true, refNumbers(session, frameId, tree));
+      const renderer = new Renderer(tree, frameId, true, refNumbers(session, frameId, tree), await readHiddenText(cdp, tree));
       slot.lines.push(...renderer.render(tree.root, slot.depth));
       out.push({ frameId, refs: renderer.refs });
       await fillFrameSlots(session, renderer.lines.filter(isSlot), cdp, timeoutMs, out);

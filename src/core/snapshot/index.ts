@@ -5,6 +5,7 @@ import type { OperationContext } from '../operation.js';
 import { watchSessionPages, type Session } from '../sessions.js';
 import { fetchAXTree, name } from './ax.js';
 import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from './cdp.js';
+import { readHiddenText } from './hidden.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
 import { REFS_KEY, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer, type FrameSlot } from './render.js';
@@ -64,7 +65,8 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const tree = await fetchAXTree(cdp);
   throwIfAborted(ctx.signal);
   const mainId = session.frameId(page.mainFrame());
-  const renderer = new Renderer(tree, mainId, options.iframes ?? false, refNumbers(session, mainId, tree));
+  const hidden = await readHiddenText(cdp, tree);
+  const renderer = new Renderer(tree, mainId, options.iframes ?? false, refNumbers(session, mainId, tree), hidden);
   const roots = scope === undefined ? [tree.root] : await scopeRoots(cdp, tree, scope);
   for (const root of roots) renderer.render(root);
   const frames: FrameRefs[] = [{ frameId: mainId, refs: renderer.refs }];

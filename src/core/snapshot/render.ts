@@ -1,4 +1,5 @@
 import { name, property, role, type AXNode, type AXTree } from './ax.js';
+import type { HiddenText } from './hidden.js';
 
 /** Roles a user acts on; each gets a ref. Focusable nodes of other roles get one too. */
 const INTERACTIVE = new Set([
@@ -72,6 +73,8 @@ export class Renderer {
     private readonly frameId: string,
     private readonly iframes: boolean,
     private readonly numbers: RefNumbers = new RefNumbers(tree.root.backendDOMNodeId),
+    /** On-screen text of aria-hidden regions, by DOM node (hidden.ts): the tree has those regions without their text. */
+    private readonly hiddenText: ReadonlyMap<number, HiddenText> = new Map(),
   ) {}
 
   render(root: AXNode, depth = 0): Array<string | FrameSlot> {
@@ -92,6 +95,8 @@ export class Renderer {
   private node(node: AXNode, depth: number, mixed: boolean): void {
     const r = role(node);
     if (SKIP.has(r)) return;
+    const hidden = node.ignored && node.backendDOMNodeId !== undefined ? this.hiddenText.get(node.backendDOMNodeId) : undefined;
+    if (hidden !== undefined) return this.shownButHidden(hidden, depth);
     if (node.ignored) return this.kids(node, depth);
     if (r === 'StaticText') return this.text(name(node), depth);
     if (r === 'LineBreak') return this.flush();
@@ -135,6 +140,14 @@ export class Renderer {
     if (last?.endsWith(')') && this.afterLink && /^[\p{L}\p{N}]/u.test(value)) value = ` ${value}`;
     this.afterLink = false;
     this.append(value, depth);
+  }
+
+  /** An aria-hidden region's rendered text: inline text joins the line around it, a block's lines stand alone. */
+  private shownButHidden({ text, block }: HiddenText, depth: number): void {
+    const lines = text.split('\n').map(clean).filter(Boolean);
+    if (lines.length === 1 && !block) return this.text(lines[0]!, depth);
+    this.flush();
+    for (const line of lines) this.lines.push(indent(depth) + line);
   }
 
   /** Each line of preformatted text on a line of its own, its own indentation kept; blank lines dropped. */
