@@ -8,8 +8,8 @@ import { ServiceError } from './errors.js';
 /**
  * Flags without which Chromium stalls on a closed network or in a container; and one for the page text: with the
  * renderer's accessibility tree kept in basic mode, CDP's Accessibility.getFullAXTree leaves out the InlineTextBox
- * nodes (a third of a text-heavy tree, never shown) and reads a 5,000-element page in about 250 ms instead of 330
- * (docs/pagetext.md, "Speed").
+ * nodes (a third of a text-heavy tree, never shown) and answers for a 5,000-element page in about 250 ms instead of
+ * 330 (docs/pagetext.md, "What is met and what is not").
  */
 export const DEFAULT_CHROMIUM_ARGS = [
   '--no-sandbox',

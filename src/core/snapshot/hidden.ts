@@ -3,9 +3,10 @@ import type { AXNode, AXTree } from './ax.js';
 import type { Cdp } from './cdp.js';
 
 /**
- * Text that is on screen but inside `aria-hidden="true"` (a headline ribbon, decorative stars, MathJax's visual
- * rendering). The accessibility tree holds such a subtree without its text, so the text is read from the DOM: one
- * `innerText` per outermost hidden element that has content, and only when it is rendered.
+ * Text that is on screen but inside `aria-hidden="true"` (a headline ribbon, MathJax's visual rendering). The
+ * accessibility tree holds such a subtree without its text, so the text is read from the DOM: one `innerText` per
+ * outermost hidden element that has content in the tree, and only when it is rendered. A hidden element holding
+ * only text (decorative stars, an icon glyph) has no node in the tree and stays out.
  */
 const HIDDEN_REASONS = new Set(['ariaHiddenElement', 'ariaHiddenSubtree']);
 /** Hidden regions read per frame; a page with more shows the first ones in document order. */
@@ -18,8 +19,8 @@ export interface HiddenText {
   block: boolean;
 }
 
-export function isAriaHidden(node: AXNode | undefined): boolean {
-  return node !== undefined && node.ignored && (node.ignoredReasons ?? []).some((reason) => HIDDEN_REASONS.has(reason.name));
+function isAriaHidden(node: AXNode): boolean {
+  return node.ignored && (node.ignoredReasons ?? []).some((reason) => HIDDEN_REASONS.has(reason.name));
 }
 
 /** The DOM nodes of the outermost aria-hidden nodes with something inside, in tree order. */
