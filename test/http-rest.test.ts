@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
 import type { NavigateRequest } from '../src/core/navigate.js';
@@ -191,6 +193,27 @@ describe('REST API over HTTP', () => {
       expect((await rawRequest(server.port, { path: '/v1/sessions', headers: { host } })).status, host).toBe(200);
     }
   });
+
+  it('keeps an idle connection open longer than the keep-alive time it tells clients, so a reused socket never finds it closed', async () => {
+    const socket = connect(server.port, '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    const request = 'GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n';
+    const responses = async (count: number) => {
+      while ((received.match(/HTTP\/1\.1 200/g) ?? []).length < count) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    socket.write(request);
+    await responses(1);
+    expect(received.toLowerCase()).toContain('keep-alive: timeout=5');
+    // Idle for longer than advertised (Node by itself closes after 6 s): a client honouring the hint would have closed it; the server must not have.
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    expect(socket.readyState).toBe('open');
+    socket.write(request);
+    await responses(2);
+    socket.destroy();
+  }, 15_000);
 
   it('runs 30 sessions navigating at once', async () => {
     const ids = await Promise.all(Array.from({ length: 30 }, () => start()));

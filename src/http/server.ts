@@ -10,6 +10,14 @@ import { McpEndpoint } from './mcp.js';
 import { matchRoute, type RouteMatch } from './routes.js';
 import { disconnectSignal, streamOperation, wantsStream } from './sse.js';
 
+/**
+ * An idle keep-alive connection that the server closes just as a client sends its next request on it fails that
+ * request ("other side closed"). So the server keeps idle connections for 65 s but tells clients 5 s: a client that
+ * honours the hint (undici/fetch drops the socket a second early) or keeps its own shorter limit closes first.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const ADVERTISED_KEEP_ALIVE_S = 5;
+
 export interface HttpOptions {
   port: number;
   host: string;
@@ -42,6 +50,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
     const method = req.method ?? 'GET';
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     const headers: Record<string, string> = {};
+    res.setHeader('keep-alive', `timeout=${ADVERTISED_KEEP_ALIVE_S}`);
     try {
       checkHost(req, allowedHosts);
       if (pathname === '/mcp') {
@@ -68,6 +77,8 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   };
 
   const server = createServer((req, res) => void handle(req, res));
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
