@@ -189,6 +189,15 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     expect(snapshot.text).toContain('Parcel 4 of 4');
   });
 
+  it('waits after a change inside a same-origin frame, so what it set off in the page is read too', async () => {
+    await open('/frame-message.html');
+    await on((session) => session.page.waitForFunction(() => window.frames.length === 1).then(() => session.page.frames()[1]!.waitForLoadState()));
+    expect((await read()).text).toContain('waiting');
+    await on((session) => session.page.frames()[1]!.click('#go'));
+    // The main document has not changed yet when the read starts; the frame has.
+    expect((await read()).text).toContain('parent got hello');
+  });
+
   it('reads what is there when domSettleTimeoutMs runs out first', async () => {
     const snapshot = await snap('/pages/late.html', { domSettleTimeoutMs: 0 });
     expect(snapshot.text).toContain('Loading your order');

@@ -30,13 +30,29 @@ const INSTALL_OBSERVER = `(() => {
   new MutationObserver(() => { state.last = performance.now(); state.count++; }).observe(document, { subtree: true, childList: true, characterData: true });
   return true;
 })()`;
-/** The document's settle state; times are epoch ms so they compare with the network tracker's. */
+/**
+ * The document's settle state; times are epoch ms so they compare with the network tracker's. DOM changes in
+ * same-origin iframes count too (their observer comes from the same init script): a form submitted inside a frame
+ * changes the frame first and tells the page later, by a message that may not have arrived when the probe runs.
+ */
 const PROBE = `(() => {
   const fresh = ${INSTALL_OBSERVER};
-  const state = window[Symbol.for(${JSON.stringify(SETTLE_KEY)})];
+  const slot = Symbol.for(${JSON.stringify(SETTLE_KEY)});
+  const state = window[slot];
   const origin = performance.timeOrigin;
+  let count = state.count, lastChange = origin + state.last;
+  const visit = (win) => {
+    for (let i = 0; i < win.frames.length; i++) {
+      try {
+        const frame = win.frames[i], inner = frame[slot];
+        if (inner) { count += inner.count; lastChange = Math.max(lastChange, frame.performance.timeOrigin + inner.last); }
+        visit(frame);
+      } catch { /* a cross-origin frame: out of reach */ }
+    }
+  };
+  visit(window);
   const nav = performance.getEntriesByType('navigation')[0];
-  return { fresh, loading: document.readyState === 'loading', now: origin + performance.now(), lastChange: origin + state.last, count: state.count,
+  return { fresh, loading: document.readyState === 'loading', now: origin + performance.now(), lastChange, count,
     origin, loadedAt: nav && nav.loadEventEnd > 0 ? origin + nav.loadEventEnd : 0 };
 })()`;
 
