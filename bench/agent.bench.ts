@@ -19,14 +19,16 @@ const RUNS = 3;
 const STILL_ACTIONS = new Set(['type', 'scroll', 'wait', 'hover', 'select_option', 'extract', 'screenshot']);
 
 function script(site: SiteServer): Script[] {
-  const call = (name: string, args: (request: ReceivedRequest) => Record<string, unknown>): Script => (request) => {
-    try {
-      return { toolCalls: [{ name, arguments: args(request) }] };
-    } catch (err) {
-      // A page that did not come out as scripted ends the run; runOnce reports it and the run is retried.
-      return { toolCalls: [{ name: 'done', arguments: { success: false, message: String(err) } }] };
-    }
-  };
+  const call =
+    (name: string, args: (request: ReceivedRequest) => Record<string, unknown>): Script =>
+    (request) => {
+      try {
+        return { toolCalls: [{ name, arguments: args(request) }] };
+      } catch (err) {
+        // A page that did not come out as scripted ends the run; runOnce reports it and the run is retried.
+        return { toolCalls: [{ name: 'done', arguments: { success: false, message: String(err) } }] };
+      }
+    };
   return [
     call('goto', () => ({ url: site.url('/agent/login.html') })),
     call('type', (r) => ({ ref: refOf(r, /Username/), text: 'alice' })),
@@ -44,7 +46,7 @@ function script(site: SiteServer): Script[] {
 /** Pixel size of a base64 JPEG, from its start-of-frame marker. */
 function jpegSize(base64: string): { width: number; height: number } {
   const bytes = Buffer.from(base64, 'base64');
-  for (let i = 2; i < bytes.length - 9; ) {
+  for (let i = 2; i < bytes.length - 9;) {
     if (bytes[i] !== 0xff) return { width: 1280, height: 800 };
     const marker = bytes[i + 1]!;
     if (marker === 0xc0 || marker === 0xc2) return { height: bytes.readUInt16BE(i + 5), width: bytes.readUInt16BE(i + 7) };
@@ -90,7 +92,10 @@ function naiveBody(body: Body, fullStates: Map<number, unknown>): Body {
 
 function stateOf(body: Body): { step: number; content: unknown } | undefined {
   for (const message of [...body.messages].reverse()) {
-    const text = typeof message.content === 'string' ? message.content : message.content?.find?.((part: { type: string }) => part.type === 'text')?.text;
+    const text =
+      typeof message.content === 'string'
+        ? message.content
+        : message.content?.find?.((part: { type: string }) => part.type === 'text')?.text;
     const match = typeof text === 'string' ? /^Page state before step (\d+) of/.exec(text) : null;
     if (match && message.role === 'user') return { step: Number(match[1]), content: message.content };
   }
@@ -115,8 +120,14 @@ async function runOnce(lib: BrowserSessions, site: SiteServer, llm: FakeLLM, aut
   try {
     const result = await session
       .agent({ provider: 'openai', model: 'gpt-bench', options: { apiKey: 'bench', baseURL: llm.openaiBaseURL, maxRetries: 0 } })
-      .execute({ instruction: 'Sign in as alice with %password%, note the balance, then find room three of the archive and come back to room two.', variables: { password: 'correct horse battery' }, autoScreenshot, maxSteps: 12 });
-    if (!result.success || result.actions.some((action) => action.error)) throw new Error(`bench task failed: ${JSON.stringify(result.actions)}`);
+      .execute({
+        instruction: 'Sign in as alice with %password%, note the balance, then find room three of the archive and come back to room two.',
+        variables: { password: 'correct horse battery' },
+        autoScreenshot,
+        maxSteps: 12,
+      });
+    if (!result.success || result.actions.some((action) => action.error))
+      throw new Error(`bench task failed: ${JSON.stringify(result.actions)}`);
     const fullStates = new Map<number, unknown>();
     let agentTokens = 0;
     let naiveTokens = 0;
@@ -155,7 +166,9 @@ export async function run(): Promise<void> {
       const runs: RunFigures[] = [];
       for (let attempt = 0; runs.length < RUNS && attempt < RUNS + 3; attempt++) {
         // On a loaded machine a navigation is occasionally aborted; such a run is repeated rather than measured.
-        const figures = await runOnce(lib, site, llm, autoScreenshot).catch((err: Error) => (console.error(`agent bench: ${err.message.slice(0, 300)}`), undefined));
+        const figures = await runOnce(lib, site, llm, autoScreenshot).catch(
+          (err: Error) => (console.error(`agent bench: ${err.message.slice(0, 300)}`), undefined),
+        );
         if (figures) runs.push(figures);
       }
       if (!runs.length) throw new Error('agent bench: every run failed');
@@ -180,7 +193,19 @@ export async function run(): Promise<void> {
     }
     printTable(
       `Agent: scripted 10-step task, fake model, ${RUNS} runs each (tokens: gpt-tokenizer o200k + OpenAI image tiles)`,
-      ['autoScreenshot', 'steps', 'input tokens', 'naive loop tokens', 'agent / naive', 'agent ms/step (median)', 'agent ms/step (p95)', 'agent ms/step, no navigation (median)', 'read page ms (median)', 'act ms (median)', 'model ms/step (fake)'],
+      [
+        'autoScreenshot',
+        'steps',
+        'input tokens',
+        'naive loop tokens',
+        'agent / naive',
+        'agent ms/step (median)',
+        'agent ms/step (p95)',
+        'agent ms/step, no navigation (median)',
+        'read page ms (median)',
+        'act ms (median)',
+        'model ms/step (fake)',
+      ],
       rows,
     );
   } finally {

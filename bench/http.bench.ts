@@ -43,7 +43,12 @@ async function rest(base: string, method: string, path: string, body?: unknown):
 }
 
 /** Every session navigates PER_SESSION times in a row, all sessions at once; a failed or thrown call counts as an error. */
-async function throughput(door: string, ids: string[], pageUrl: (path: string) => string, navigate: (id: string, url: string) => Promise<boolean>): Promise<Array<string | number>> {
+async function throughput(
+  door: string,
+  ids: string[],
+  pageUrl: (path: string) => string,
+  navigate: (id: string, url: string) => Promise<boolean>,
+): Promise<Array<string | number>> {
   const path = (n: number) => (n % 2 ? '/page2.html' : '/index.html');
   let errors = 0;
   const latencies: number[] = [];
@@ -129,7 +134,14 @@ export async function run(): Promise<void> {
         const s = samples.get(door.name)!;
         // Paired by round: each navigation is compared with the in-process one of the same round, under the same load.
         const paired = (mine: number[], theirs: number[]) => median(mine.map((ms, i) => ms - theirs[i]!));
-        return [door.name, median(s.navigate), percentile(s.navigate, 90), paired(s.navigate, base.navigate), median(s.get), paired(s.get, base.get)];
+        return [
+          door.name,
+          median(s.navigate),
+          percentile(s.navigate, 90),
+          paired(s.navigate, base.navigate),
+          median(s.get),
+          paired(s.get, base.get),
+        ];
       }),
     );
 

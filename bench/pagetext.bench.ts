@@ -61,7 +61,10 @@ function tokens(text: string): number {
 }
 
 function words(text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 }
 
 /** Share of the words of `expected` (with repeats) found in `text`. */
@@ -104,7 +107,9 @@ function startCorpusServer(): Promise<{ origin: string; close: () => void }> {
     createReadStream(path).pipe(res);
   });
   return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }),
+    ),
   );
 }
 
@@ -118,9 +123,15 @@ export async function run(): Promise<void> {
   try {
     const { id } = await service.startSession(OWNER);
     const rows: Row[] = [];
-    const pages = readdirSync(PAGES_DIR).filter((file) => file.endsWith('.html') && !NOT_BENCHED.has(file)).sort();
+    const pages = readdirSync(PAGES_DIR)
+      .filter((file) => file.endsWith('.html') && !NOT_BENCHED.has(file))
+      .sort();
     for (const file of pages) rows.push(await measure(service, id, `test/${file}`, site.url(`/pages/${file}`)));
-    const corpusPages = existsSync(CORPUS_DIR) ? readdirSync(CORPUS_DIR).filter((dir) => existsSync(join(CORPUS_DIR, dir, 'index.html'))).sort() : [];
+    const corpusPages = existsSync(CORPUS_DIR)
+      ? readdirSync(CORPUS_DIR)
+          .filter((dir) => existsSync(join(CORPUS_DIR, dir, 'index.html')))
+          .sort()
+      : [];
     for (const dir of corpusPages) {
       const expectedFile = join(CORPUS_DIR, dir, 'expected-text.txt');
       const expected = existsSync(expectedFile) ? readFileSync(expectedFile, 'utf8') : undefined;
@@ -129,8 +140,30 @@ export async function run(): Promise<void> {
 
     printTable(
       'Page text: o200k tokens per page (ours vs innerText and Playwright ariaSnapshot), words kept, refs',
-      ['page', 'innerText', 'ariaSnapshot', 'ours', 'ours/innerText', 'ours/aria', 'innerText words kept', 'expected words kept', 'interactive', 'without ref'],
-      rows.map((row) => [row.page, row.innerText, row.aria, row.ours, ratio(row.ours, row.innerText), ratio(row.ours, row.aria), pct(row.coverage), pct(row.expectedCoverage), row.interactive, row.missingRefs]),
+      [
+        'page',
+        'innerText',
+        'ariaSnapshot',
+        'ours',
+        'ours/innerText',
+        'ours/aria',
+        'innerText words kept',
+        'expected words kept',
+        'interactive',
+        'without ref',
+      ],
+      rows.map((row) => [
+        row.page,
+        row.innerText,
+        row.aria,
+        row.ours,
+        ratio(row.ours, row.innerText),
+        ratio(row.ours, row.aria),
+        pct(row.coverage),
+        pct(row.expectedCoverage),
+        row.interactive,
+        row.missingRefs,
+      ]),
     );
     const summary = (label: string, subset: Row[]) => {
       const withExpected = subset.filter((row) => row.expectedCoverage !== undefined);
@@ -148,8 +181,27 @@ export async function run(): Promise<void> {
     };
     printTable(
       'Page text: medians against the targets (ours/innerText <= 1.4, ours/aria <= 0.45, all words, every interactive element has a ref)',
-      ['pages', 'median ours/innerText', 'median ours/aria', 'median innerText words kept', 'median expected words kept', 'min expected words kept', 'interactive without ref', 'median (innerText + 2 tokens/ref)/aria'],
-      [summary('test pages', rows.filter((row) => row.page.startsWith('test/'))), summary('corpus', rows.filter((row) => row.page.startsWith('corpus/'))), summary('all', rows)],
+      [
+        'pages',
+        'median ours/innerText',
+        'median ours/aria',
+        'median innerText words kept',
+        'median expected words kept',
+        'min expected words kept',
+        'interactive without ref',
+        'median (innerText + 2 tokens/ref)/aria',
+      ],
+      [
+        summary(
+          'test pages',
+          rows.filter((row) => row.page.startsWith('test/')),
+        ),
+        summary(
+          'corpus',
+          rows.filter((row) => row.page.startsWith('corpus/')),
+        ),
+        summary('all', rows),
+      ],
     );
 
     const timings = await service.operate(OWNER, id, async (session: Session) => {
@@ -165,9 +217,11 @@ export async function run(): Promise<void> {
       return { elements, runs };
     });
     const { elements, runs } = timings.result;
-    printTable('Page text: time to read a page of 5,000 elements (target: median < 250 ms)', ['page', 'elements', 'runs', 'median ms', 'min ms', 'max ms'], [
-      ['test/big.html', elements, runs.length, median(runs), Math.min(...runs), Math.max(...runs)],
-    ]);
+    printTable(
+      'Page text: time to read a page of 5,000 elements (target: median < 250 ms)',
+      ['page', 'elements', 'runs', 'median ms', 'min ms', 'max ms'],
+      [['test/big.html', elements, runs.length, median(runs), Math.min(...runs), Math.max(...runs)]],
+    );
   } finally {
     await service.close();
     await site.close();

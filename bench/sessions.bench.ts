@@ -158,10 +158,22 @@ export async function run(): Promise<void> {
       for (const door of doors.slice(1)) {
         const values = samples.get(door.name)![key];
         const ratio = median(values) / rawMedian;
-        rows.push([operation, door.name, median(values), percentile(values, 90), ratio.toFixed(2), `<= ${target.toFixed(1)}x`, ratio <= target ? 'yes' : 'no']);
+        rows.push([
+          operation,
+          door.name,
+          median(values),
+          percentile(values, 90),
+          ratio.toFixed(2),
+          `<= ${target.toFixed(1)}x`,
+          ratio <= target ? 'yes' : 'no',
+        ]);
       }
     }
-    printTable(`Latency, median of ${ROUNDS} rounds (ms; local pages ${PAGES.join(', ')})`, ['operation', 'door', 'median ms', 'p90 ms', 'x raw', 'target', 'ok?'], rows);
+    printTable(
+      `Latency, median of ${ROUNDS} rounds (ms; local pages ${PAGES.join(', ')})`,
+      ['operation', 'door', 'median ms', 'p90 ms', 'x raw', 'target', 'ok?'],
+      rows,
+    );
 
     await raw.close();
     await service.close();

@@ -21,7 +21,11 @@ const program = new Command()
   .name('browser-session-mcp')
   .description('Isolated real-browser sessions for AI clients, over MCP (stdio or streamable HTTP) and a REST API.')
   .version(VERSION)
-  .addOption(new Option('--transport <kind>', 'stdio (MCP over stdin/stdout) or http (MCP at /mcp and the REST API at /v1)').choices(['stdio', 'http']).default('stdio'))
+  .addOption(
+    new Option('--transport <kind>', 'stdio (MCP over stdin/stdout) or http (MCP at /mcp and the REST API at /v1)')
+      .choices(['stdio', 'http'])
+      .default('stdio'),
+  )
   .option('--port <n>', 'HTTP port (0 picks a free one)', positiveInt, 8931)
   .option('--host <host>', 'HTTP bind address', '127.0.0.1')
   .option('--api-key <key>', 'API key accepted over HTTP (repeatable; or SVC_API_KEYS=a,b)', collect, [])
@@ -110,7 +114,11 @@ async function main(): Promise<void> {
     port: opts.port,
     host: opts.host,
     apiKeys: [...opts.apiKey, ...(process.env.SVC_API_KEYS ?? '').split(',')].map((key) => key.trim()).filter(Boolean),
-    allowedHosts: opts.allowedHosts?.split(',').map((host) => host.trim()).filter(Boolean) ?? [],
+    allowedHosts:
+      opts.allowedHosts
+        ?.split(',')
+        .map((host) => host.trim())
+        .filter(Boolean) ?? [],
   }).catch((err: Error) => {
     process.stderr.write(`browser-session-mcp: ${err.message}\n`);
     return shutdown('http server failed to start', 1);

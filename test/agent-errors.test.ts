@@ -18,7 +18,9 @@ function toolResults(request: ReceivedRequest): string[] {
   return request.body.messages.flatMap((message: { role: string; content: unknown }) => {
     if (message.role === 'tool') return [String(message.content)];
     if (Array.isArray(message.content)) {
-      return message.content.filter((part: { type: string }) => part.type === 'tool_result').map((part: { content: unknown }) => JSON.stringify(part.content));
+      return message.content
+        .filter((part: { type: string }) => part.type === 'tool_result')
+        .map((part: { content: unknown }) => JSON.stringify(part.content));
     }
     return [];
   });
@@ -81,9 +83,16 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   });
 
   it.runIf(provider === 'openai')('answers arguments that are not JSON with an error', async () => {
-    h.llm.enqueue({ toolCalls: [{ name: 'goto', arguments: '{"url": ' }] }, { toolCalls: [{ name: 'done', arguments: { success: false, message: 'gave up' } }] });
+    h.llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: '{"url": ' }] },
+      { toolCalls: [{ name: 'done', arguments: { success: false, message: 'gave up' } }] },
+    );
     const result = await h.session.agent(h.config()).execute('Go somewhere.');
-    expect(result.actions[0]).toMatchObject({ type: 'goto', arguments: { raw: '{"url": ' }, error: expect.stringMatching(/not valid JSON/) });
+    expect(result.actions[0]).toMatchObject({
+      type: 'goto',
+      arguments: { raw: '{"url": ' },
+      error: expect.stringMatching(/not valid JSON/),
+    });
   });
 
   it('nudges a model that answers without a tool call', async () => {
@@ -118,7 +127,9 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
       h.llm.enqueue({ toolCalls: [{ name: 'wait', arguments: { ms: 30_000 } }] });
       const controller = new AbortController();
       const progress: string[] = [];
-      const run = h.session.agent(h.config({ integrations: [orders.url] })).execute('Wait a long time.', { signal: controller.signal, onProgress: (event) => progress.push(event.message) });
+      const run = h.session
+        .agent(h.config({ integrations: [orders.url] }))
+        .execute('Wait a long time.', { signal: controller.signal, onProgress: (event) => progress.push(event.message) });
       await expect.poll(() => h.llm.requests.length, { timeout: 10_000 }).toBe(1);
       const started = Date.now();
       setTimeout(() => controller.abort(), 200);
@@ -144,7 +155,9 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   it('waits waitBetweenActions between actions', async () => {
     const turn = { toolCalls: [1, 2, 3].map(() => ({ name: 'scroll', arguments: { direction: 'down' } })) };
     h.llm.enqueue(turn, { toolCalls: [{ name: 'done', arguments: { success: true, message: 'scrolled' } }] });
-    const result = await h.session.agent(h.config()).execute({ instruction: 'Scroll three times.', waitBetweenActions: 250, autoScreenshot: false });
+    const result = await h.session
+      .agent(h.config())
+      .execute({ instruction: 'Scroll three times.', waitBetweenActions: 250, autoScreenshot: false });
     const timings = result.metadata!.stepTimings as Array<{ actionsMs: number }>;
     // Two pauses inside the first turn, one before done.
     expect(timings[0]!.actionsMs).toBeGreaterThanOrEqual(2 * 250);
@@ -161,7 +174,9 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   it('refuses bad execute options and custom tools that shadow browser tools', async () => {
     expect((await rejection(h.session.agent(h.config()).execute({ instruction: '' }))).code).toBe('invalid_argument');
     expect((await rejection(h.session.agent(h.config()).execute({ instruction: 'x', maxSteps: 0 }))).code).toBe('invalid_argument');
-    const shadow = h.config({ tools: { click: { description: 'mine', inputSchema: (await import('zod')).z.object({}), execute: () => 'x' } } });
+    const shadow = h.config({
+      tools: { click: { description: 'mine', inputSchema: (await import('zod')).z.object({}), execute: () => 'x' } },
+    });
     expect((await rejection(h.session.agent(shadow).execute('x'))).code).toBe('invalid_argument');
     expect(h.llm.requests).toHaveLength(0);
   });

@@ -27,7 +27,12 @@ export function useAgentHarness(provider: Provider, prepare: (h: AgentHarness) =
     config: (extra = {}, options = {}) => ({
       provider,
       model: provider === 'openai' ? 'gpt-test-model' : 'claude-test-model',
-      options: { apiKey: 'test-key', baseURL: provider === 'openai' ? h.llm.openaiBaseURL : h.llm.anthropicBaseURL, maxRetries: 0, ...options },
+      options: {
+        apiKey: 'test-key',
+        baseURL: provider === 'openai' ? h.llm.openaiBaseURL : h.llm.anthropicBaseURL,
+        maxRetries: 0,
+        ...options,
+      },
       ...extra,
     }),
   } as AgentHarness;

@@ -36,9 +36,13 @@ describe('agent_execute over MCP stdio', () => {
     const { tools } = await server.client.listTools();
     const tool = tools.find((candidate) => candidate.name === 'agent_execute')!;
     expect(tool.inputSchema.required).toEqual(expect.arrayContaining(['sessionId', 'executeOptions']));
-    const executeOptions = (tool.inputSchema.properties as Record<string, { anyOf?: Array<{ type: string; properties?: Record<string, unknown> }> }>).executeOptions!;
+    const executeOptions = (
+      tool.inputSchema.properties as Record<string, { anyOf?: Array<{ type: string; properties?: Record<string, unknown> }> }>
+    ).executeOptions!;
     expect(executeOptions.anyOf?.map((branch) => branch.type)).toEqual(['string', 'object']);
-    expect(Object.keys(executeOptions.anyOf![1]!.properties!)).toEqual(expect.arrayContaining(['instruction', 'maxSteps', 'max_steps', 'variables']));
+    expect(Object.keys(executeOptions.anyOf![1]!.properties!)).toEqual(
+      expect.arrayContaining(['instruction', 'maxSteps', 'max_steps', 'variables']),
+    );
     expect(tool.outputSchema?.required).toEqual(expect.arrayContaining(['success', 'message', 'actions', 'completed']));
   });
 
@@ -78,8 +82,16 @@ describe('agent_execute over MCP stdio', () => {
   });
 
   it('answers a model failure as an isError result with model_error, and bad options with invalid_argument', async () => {
-    llm.enqueue({ error: { status: 500, message: 'boom' } }, { error: { status: 500, message: 'boom' } }, { error: { status: 500, message: 'boom' } });
-    const failed = await server.call('agent_execute', { sessionId, agentConfig: { provider: 'openai', model: 'gpt-test-model', options: { maxRetries: 0 } }, executeOptions: 'Do it.' });
+    llm.enqueue(
+      { error: { status: 500, message: 'boom' } },
+      { error: { status: 500, message: 'boom' } },
+      { error: { status: 500, message: 'boom' } },
+    );
+    const failed = await server.call('agent_execute', {
+      sessionId,
+      agentConfig: { provider: 'openai', model: 'gpt-test-model', options: { maxRetries: 0 } },
+      executeOptions: 'Do it.',
+    });
     expect(errorCode(failed)).toBe('model_error');
     const bad = await server.call('agent_execute', { sessionId, executeOptions: { instruction: 'x', maxSteps: -1 } });
     expect(errorCode(bad)).toBe('invalid_argument');

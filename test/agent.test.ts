@@ -12,7 +12,11 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
   it('logs in with a variable and reads a value behind the login, never showing the secret to the model', async () => {
     const secret = 'correct horse battery';
     h.llm.enqueue(
-      { text: 'Open the login page.', toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/login.html') } }], usage: { input: 1000, output: 30, reasoning: 4, cached: 200 } },
+      {
+        text: 'Open the login page.',
+        toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/login.html') } }],
+        usage: { input: 1000, output: 30, reasoning: 4, cached: 200 },
+      },
       (request) => ({
         toolCalls: [
           { name: 'type', arguments: { ref: refOf(request, /Username/), text: 'alice' } },
@@ -22,10 +26,16 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       }),
       (request) => {
         const balance = /Account balance: (.+)/.exec(latestPage(request))?.[1] ?? 'not found';
-        return { toolCalls: [{ name: 'done', arguments: { success: true, message: `The balance is ${balance.trim()}` } }], usage: { input: 1700, output: 25, reasoning: 0, cached: 0 } };
+        return {
+          toolCalls: [{ name: 'done', arguments: { success: true, message: `The balance is ${balance.trim()}` } }],
+          usage: { input: 1700, output: 25, reasoning: 0, cached: 0 },
+        };
       },
     );
-    const result = await h.session.agent(h.config()).execute({ instruction: 'Sign in as alice with password %password% and tell me the account balance.', variables: { password: secret } });
+    const result = await h.session.agent(h.config()).execute({
+      instruction: 'Sign in as alice with password %password% and tell me the account balance.',
+      variables: { password: secret },
+    });
 
     expect(result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('4,217.93 EUR') });
     expect(result.actions.map((action) => action.type)).toEqual(['goto', 'type', 'type', 'done']);
@@ -34,7 +44,13 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     expect(result.actions[3]!.pageUrl).toBe(h.site.url('/agent/account.html'));
     for (const action of result.actions) expect(action.timeMs).toBeGreaterThanOrEqual(0);
     // Anthropic counts cache reads apart from input_tokens; the adapter reports the total, as OpenAI does.
-    expect(result.usage).toEqual({ input_tokens: provider === 'openai' ? 4200 : 4700, output_tokens: 115, reasoning_tokens: 10, cached_input_tokens: 500, inference_time_ms: expect.any(Number) });
+    expect(result.usage).toEqual({
+      input_tokens: provider === 'openai' ? 4200 : 4700,
+      output_tokens: 115,
+      reasoning_tokens: 10,
+      cached_input_tokens: 500,
+      inference_time_ms: expect.any(Number),
+    });
     expect(result.metadata).toMatchObject({ steps: 3, provider, model: h.config().model, stopReason: 'done' });
     // The secret went to the page only: not to the model, not into the result.
     expect(h.llm.requests).toHaveLength(3);
@@ -53,7 +69,11 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
           { name: 'click', arguments: { ref: refOf(request, /button: Send/) } },
         ],
       }),
-      (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /Received message from .*/.exec(latestPage(request))?.[0] ?? 'nothing' } }] }),
+      (request) => ({
+        toolCalls: [
+          { name: 'done', arguments: { success: true, message: /Received message from .*/.exec(latestPage(request))?.[0] ?? 'nothing' } },
+        ],
+      }),
     );
     const result = await h.session.agent(h.config()).execute('Send the contact form as Bob about support.');
     expect(result.actions.filter((action) => action.error)).toEqual([]);
@@ -66,9 +86,13 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/chain/one.html') } }] },
       (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room two/) } }] }),
       (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room three/) } }] }),
-      (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /vault code is (\S+)/.exec(latestPage(request))?.[1] ?? '?' } }] }),
+      (request) => ({
+        toolCalls: [{ name: 'done', arguments: { success: true, message: /vault code is (\S+)/.exec(latestPage(request))?.[1] ?? '?' } }],
+      }),
     );
-    const result = await h.session.agent(h.config()).execute({ instruction: 'Find the vault code in the archive.', context: 'Start at the archive entrance.' });
+    const result = await h.session
+      .agent(h.config())
+      .execute({ instruction: 'Find the vault code in the archive.', context: 'Start at the archive entrance.' });
     expect(result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('7-ALPHA-42') });
     expect(result.actions.map((action) => [action.type, action.pageUrl])).toEqual([
       ['goto', 'about:blank'],
@@ -89,12 +113,28 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
   it('reads structured data through the extract tool and counts its model call in usage', async () => {
     h.llm.enqueue(
       { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/chain/three.html') } }], usage: { input: 500, output: 10 } },
-      { toolCalls: [{ name: 'extract', arguments: { instruction: 'The vault code', schema: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] } } }], usage: { input: 600, output: 20 } },
+      {
+        toolCalls: [
+          {
+            name: 'extract',
+            arguments: {
+              instruction: 'The vault code',
+              schema: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
+            },
+          },
+        ],
+        usage: { input: 600, output: 20 },
+      },
       (request) => {
         expect(requestTexts(request).join('\n')).toContain('The vault code is');
         return { json: { code: '7-ALPHA-42' }, usage: { input: 300, output: 5 } };
       },
-      (request) => ({ toolCalls: [{ name: 'done', arguments: { success: true, message: /"code":"([^"]+)"/.exec(requestTexts(request).join('\n'))?.[1] ?? '?' } }], usage: { input: 700, output: 15 } }),
+      (request) => ({
+        toolCalls: [
+          { name: 'done', arguments: { success: true, message: /"code":"([^"]+)"/.exec(requestTexts(request).join('\n'))?.[1] ?? '?' } },
+        ],
+        usage: { input: 700, output: 15 },
+      }),
     );
     const result = await h.session.agent(h.config()).execute({ instruction: 'Read the vault code.', autoScreenshot: false });
     expect(result.message).toBe('7-ALPHA-42');
@@ -108,7 +148,9 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     try {
       h.llm.enqueue(
         (request) => {
-          const names = (request.body.tools as Array<{ name?: string; function?: { name: string } }>).map((tool) => tool.name ?? tool.function!.name);
+          const names = (request.body.tools as Array<{ name?: string; function?: { name: string } }>).map(
+            (tool) => tool.name ?? tool.function!.name,
+          );
           expect(names).toEqual(expect.arrayContaining(['goto', 'click', 'done', 'orders__lookup_order', 'to_dollars']));
           return {
             toolCalls: [
@@ -159,7 +201,12 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     await client.connect(new StreamableHTTPClientTransport(new URL(orders.url)));
     try {
       h.llm.enqueue({ toolCalls: [{ name: 'orders__lookup_order', arguments: { orderId: 'B-2' } }] }, (request) => ({
-        toolCalls: [{ name: 'done', arguments: { success: true, message: /Order B-2 shipped[^"\\]*/.exec(requestTexts(request).join('\n'))?.[0] ?? '?' } }],
+        toolCalls: [
+          {
+            name: 'done',
+            arguments: { success: true, message: /Order B-2 shipped[^"\\]*/.exec(requestTexts(request).join('\n'))?.[0] ?? '?' },
+          },
+        ],
       }));
       const result = await h.session.agent(h.config({ integrations: [client] })).execute('Look up order B-2.');
       expect(result.message).toContain('Order B-2 shipped');

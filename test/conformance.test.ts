@@ -10,7 +10,14 @@ const CLI = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/inde
 const EXPECTED_FAILURES = join(ROOT, 'test/conformance/expected-failures.yml');
 
 /** Scenarios that apply to any MCP server; each must pass with no failure or warning. */
-const REQUIRED = ['server-initialize', 'ping', 'tools-list', 'logging-set-level', 'server-sse-multiple-streams', 'dns-rebinding-protection'];
+const REQUIRED = [
+  'server-initialize',
+  'ping',
+  'tools-list',
+  'logging-set-level',
+  'server-sse-multiple-streams',
+  'dns-rebinding-protection',
+];
 
 interface Check {
   id: string;
@@ -30,7 +37,20 @@ describe('MCP conformance suite against /mcp', () => {
     run = await new Promise((resolve) => {
       execFile(
         process.execPath,
-        ['--import', join(ROOT, 'test/conformance/node20-fs.mjs'), CLI, 'server', '--url', `${server.url}/mcp`, '--suite', 'all', '--expected-failures', EXPECTED_FAILURES, '-o', outDir],
+        [
+          '--import',
+          join(ROOT, 'test/conformance/node20-fs.mjs'),
+          CLI,
+          'server',
+          '--url',
+          `${server.url}/mcp`,
+          '--suite',
+          'all',
+          '--expected-failures',
+          EXPECTED_FAILURES,
+          '-o',
+          outDir,
+        ],
         { cwd: ROOT, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
         (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
       );

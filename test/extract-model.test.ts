@@ -44,7 +44,12 @@ const productSchema = {
 
 beforeAll(async () => {
   fake = await startFakeLLM();
-  env = { OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test', OPENAI_BASE_URL: fake.openaiBaseURL, ANTHROPIC_BASE_URL: fake.anthropicBaseURL };
+  env = {
+    OPENAI_API_KEY: 'sk-test',
+    ANTHROPIC_API_KEY: 'sk-ant-test',
+    OPENAI_BASE_URL: fake.openaiBaseURL,
+    ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
+  };
 });
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
@@ -52,7 +57,10 @@ beforeEach(() => fake.reset());
 const llm = (model = 'openai/gpt-4.1-mini') => createLLMClient(resolveModel(model, { maxRetries: 0 }, { env }));
 
 async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
-  const err = await promise.then(() => undefined, (e: unknown) => e);
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ServiceError);
   return err as ServiceError;
 }
@@ -64,8 +72,23 @@ function sentText(i: number): string {
 
 describe('extract with a schema', () => {
   it('returns the validated object with link refs mapped to real hrefs', async () => {
-    fake.enqueue({ json: { products: [{ name: 'Red apple', url: '0-5' }, { name: 'Green pear', url: '[0-6]' }], currency: 'EUR', note: null }, usage: { input: 400, output: 30 } });
-    const outcome = await extractFromSnapshot(llm(), snapshot, { instruction: 'list the products', schema: prepareSchema(productSchema) }, LIMITS);
+    fake.enqueue({
+      json: {
+        products: [
+          { name: 'Red apple', url: '0-5' },
+          { name: 'Green pear', url: '[0-6]' },
+        ],
+        currency: 'EUR',
+        note: null,
+      },
+      usage: { input: 400, output: 30 },
+    });
+    const outcome = await extractFromSnapshot(
+      llm(),
+      snapshot,
+      { instruction: 'list the products', schema: prepareSchema(productSchema) },
+      LIMITS,
+    );
     expect(outcome.result).toEqual({
       products: [
         { name: 'Red apple', url: 'http://127.0.0.1:1/apple.html' },
@@ -87,7 +110,10 @@ describe('extract with a schema', () => {
   });
 
   it('retries with the validation errors and returns the corrected answer', async () => {
-    fake.enqueue({ json: { products: [{ name: 'Red apple', url: '0-5' }], currency: 'GBP' } }, { json: { products: [{ name: 'Red apple', url: '0-5' }], currency: 'EUR' } });
+    fake.enqueue(
+      { json: { products: [{ name: 'Red apple', url: '0-5' }], currency: 'GBP' } },
+      { json: { products: [{ name: 'Red apple', url: '0-5' }], currency: 'EUR' } },
+    );
     const outcome = await extractFromSnapshot(llm(), snapshot, { instruction: 'products', schema: prepareSchema(productSchema) }, LIMITS);
     expect(outcome.result).toMatchObject({ currency: 'EUR' });
     expect(fake.requests).toHaveLength(2);
@@ -102,7 +128,9 @@ describe('extract with a schema', () => {
       { json: { products: [{ name: 'Red apple', url: '0-7' }], currency: 'EUR' } },
       { json: { products: [{ name: 'Red apple', url: '0-99' }], currency: 'EUR' } },
     );
-    const error = await rejection(extractFromSnapshot(llm(), snapshot, { instruction: 'products', schema: prepareSchema(productSchema) }, LIMITS));
+    const error = await rejection(
+      extractFromSnapshot(llm(), snapshot, { instruction: 'products', schema: prepareSchema(productSchema) }, LIMITS),
+    );
     expect(error.code).toBe('extraction_invalid');
     expect(error.message).toMatch(/not the ref of a link/);
     expect((error.details as { errors: string[] }).errors[0]).toContain('/products/0/url');
@@ -122,7 +150,11 @@ describe('extract with a schema', () => {
     const prepared = prepareSchema({ type: 'array', items: { type: 'string' } });
     const outcome = await extractFromSnapshot(llm(), snapshot, { instruction: 'names', schema: prepared }, LIMITS);
     expect(outcome.result).toEqual({ value: ['Red apple', 'Green pear'] });
-    expect(fake.requests[0]!.body.response_format.json_schema.schema).toMatchObject({ type: 'object', properties: { value: { type: 'array' } }, required: ['value'] });
+    expect(fake.requests[0]!.body.response_format.json_schema.schema).toMatchObject({
+      type: 'object',
+      properties: { value: { type: 'array' } },
+      required: ['value'],
+    });
   });
 
   it('treats an answer that is not JSON as invalid and retries', async () => {
@@ -133,8 +165,16 @@ describe('extract with a schema', () => {
   });
 
   it('works through Anthropic with a forced tool, retries included', async () => {
-    fake.enqueue({ json: { products: 'none', currency: 'EUR' } }, { json: { products: [{ name: 'Green pear', url: '0-6' }], currency: 'EUR' } });
-    const outcome = await extractFromSnapshot(llm('anthropic/claude-sonnet-4-6'), snapshot, { instruction: 'products', schema: prepareSchema(productSchema) }, LIMITS);
+    fake.enqueue(
+      { json: { products: 'none', currency: 'EUR' } },
+      { json: { products: [{ name: 'Green pear', url: '0-6' }], currency: 'EUR' } },
+    );
+    const outcome = await extractFromSnapshot(
+      llm('anthropic/claude-sonnet-4-6'),
+      snapshot,
+      { instruction: 'products', schema: prepareSchema(productSchema) },
+      LIMITS,
+    );
     expect(outcome.result).toMatchObject({ products: [{ name: 'Green pear', url: 'http://127.0.0.1:1/pear.html?x=1' }] });
     const first = fake.requests[0]!.body;
     expect(first.model).toBe('claude-sonnet-4-6');
@@ -176,8 +216,17 @@ describe('pages larger than the model budget', () => {
       const items = [...JSON.stringify(request.body.messages).matchAll(/item number (\d+)/g)].map((m) => Number(m[1]));
       return { json: { items } };
     };
-    const schema = prepareSchema({ type: 'object', properties: { items: { type: 'array', items: { type: 'integer' } } }, required: ['items'] });
-    const outcome = await extractFromSnapshot(llm(), long, { instruction: 'all item numbers', schema }, { maxPageTokens: 150, maxChunks: 8 });
+    const schema = prepareSchema({
+      type: 'object',
+      properties: { items: { type: 'array', items: { type: 'integer' } } },
+      required: ['items'],
+    });
+    const outcome = await extractFromSnapshot(
+      llm(),
+      long,
+      { instruction: 'all item numbers', schema },
+      { maxPageTokens: 150, maxChunks: 8 },
+    );
     expect(fake.requests.length).toBeGreaterThan(1);
     expect(outcome.result).toEqual({ items: Array.from({ length: 60 }, (_, i) => i) });
     expect(outcome.usage!.input_tokens).toBe(100 * fake.requests.length);
@@ -201,7 +250,12 @@ describe('pages larger than the model budget', () => {
 
 describe('schema checks', () => {
   it('rejects what is not a JSON Schema', () => {
-    for (const bad of [{ foo: 'bar' }, { type: 'objekt' }, { type: 'object', properties: { a: { type: 'string', minLength: 'two' } } }, {}]) {
+    for (const bad of [
+      { foo: 'bar' },
+      { type: 'objekt' },
+      { type: 'object', properties: { a: { type: 'string', minLength: 'two' } } },
+      {},
+    ]) {
       let error: unknown;
       try {
         prepareSchema(bad);
@@ -213,7 +267,13 @@ describe('schema checks', () => {
   });
 
   it('accepts zod-style and OpenAPI-style schemas', () => {
-    expect(() => prepareSchema({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { a: { type: 'string', example: 'x', 'x-internal': true } } })).not.toThrow();
+    expect(() =>
+      prepareSchema({
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        properties: { a: { type: 'string', example: 'x', 'x-internal': true } },
+      }),
+    ).not.toThrow();
     const nullable = prepareSchema({ type: 'object', properties: { a: { type: 'string', nullable: true } }, required: ['a'] });
     expect(nullable.validate({ a: null })).toBe(true);
   });

@@ -20,7 +20,11 @@ const productsSchema = {
   properties: {
     products: {
       type: 'array',
-      items: { type: 'object', properties: { name: { type: 'string' }, price: { type: 'number' }, url: { type: 'string', format: 'uri' } }, required: ['name', 'url'] },
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string' }, price: { type: 'number' }, url: { type: 'string', format: 'uri' } },
+        required: ['name', 'url'],
+      },
     },
   },
   required: ['products'],
@@ -37,7 +41,12 @@ function sentText(i = 0): string {
 
 beforeAll(async () => {
   [site, fake] = await Promise.all([startSiteServer(), startFakeLLM()]);
-  const env = { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: '', OPENAI_BASE_URL: fake.openaiBaseURL, ANTHROPIC_BASE_URL: fake.anthropicBaseURL };
+  const env = {
+    OPENAI_API_KEY: OPENAI_KEY,
+    ANTHROPIC_API_KEY: '',
+    OPENAI_BASE_URL: fake.openaiBaseURL,
+    ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
+  };
   mcp = await startStdioServer(['--model', 'openai/gpt-4.1-mini'], env);
   sessionId = (await mcp.call('session_start')).structuredContent!.id as string;
   await mcp.call('navigate', { sessionId, url: site.url('/extract/products.html') });
@@ -59,7 +68,18 @@ describe('extract over MCP stdio', () => {
     const tool = tools.find((t) => t.name === 'extract')!;
     expect(tool.outputSchema).toBeDefined();
     expect(tool.annotations).toMatchObject({ readOnlyHint: true });
-    expect(Object.keys(tool.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['sessionId', 'instruction', 'schema', 'selector', 'iframes', 'modelName', 'modelClientOptions', 'domSettleTimeoutMs']));
+    expect(Object.keys(tool.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining([
+        'sessionId',
+        'instruction',
+        'schema',
+        'selector',
+        'iframes',
+        'modelName',
+        'modelClientOptions',
+        'domSettleTimeoutMs',
+      ]),
+    );
   });
 
   it('with no arguments returns the page text without calling a model', async () => {
@@ -84,10 +104,18 @@ describe('extract over MCP stdio', () => {
     expect(sentText()).toContain('Blue plum');
   });
 
-  it('with a schema returns validated data whose links are the page\'s real hrefs', async () => {
+  it("with a schema returns validated data whose links are the page's real hrefs", async () => {
     fake.fallback = (request) => {
       const [apple, pear, plum] = refsIn(JSON.stringify(request.body.messages), 'Red apple', 'Green pear', 'Blue plum');
-      return { json: { products: [{ name: 'Red apple', price: 3, url: apple }, { name: 'Green pear', price: 4, url: pear }, { name: 'Blue plum', price: 5, url: plum }] } };
+      return {
+        json: {
+          products: [
+            { name: 'Red apple', price: 3, url: apple },
+            { name: 'Green pear', price: 4, url: pear },
+            { name: 'Blue plum', price: 5, url: plum },
+          ],
+        },
+      };
     };
     const result = await mcp.call('extract', { sessionId, instruction: 'List the products', schema: productsSchema });
     expect(result.isError).toBeFalsy();
@@ -136,7 +164,11 @@ describe('extract over MCP stdio', () => {
   });
 
   it('turns a model HTTP 500, a timeout and a refusal into clear model_error results', async () => {
-    fake.enqueue({ error: { status: 500, message: 'model backend exploded' } }, { delayMs: 5_000, then: { text: 'late' } }, { refusal: 'I cannot do that.' });
+    fake.enqueue(
+      { error: { status: 500, message: 'model backend exploded' } },
+      { delayMs: 5_000, then: { text: 'late' } },
+      { refusal: 'I cannot do that.' },
+    );
     const options = { sessionId, instruction: 'x', modelClientOptions: { maxRetries: 0, timeout: 500 } };
     const failed = await mcp.call('extract', options);
     expect(errorCode(failed)).toBe('model_error');
@@ -180,12 +212,19 @@ describe('page.extract in the library', () => {
     fake.enqueue({ text: 'Fruit.' });
     expect(await session.page.extract('What is sold?')).toEqual({ extraction: 'Fruit.' });
     fake.enqueue({ json: { products: [{ name: 'Red apple', url: refsIn(pageText, 'Red apple')[0] }] } });
-    expect(await session.page.extract({ instruction: 'products', schema: productsSchema })).toEqual({ products: [{ name: 'Red apple', url: site.url('/extract/apple.html') }] });
+    expect(await session.page.extract({ instruction: 'products', schema: productsSchema })).toEqual({
+      products: [{ name: 'Red apple', url: site.url('/extract/apple.html') }],
+    });
   });
 
   it('takes a zod schema, types the result and reports usage', async () => {
-    const Products = z.object({ products: z.array(z.object({ name: z.string(), link: z.string().url(), onSale: z.boolean().optional() })) });
-    fake.fallback = (request) => ({ json: { products: [{ name: 'Green pear', link: refsIn(JSON.stringify(request.body.messages), 'Green pear')[0], onSale: null }] }, usage: { input: 50, output: 5 } });
+    const Products = z.object({
+      products: z.array(z.object({ name: z.string(), link: z.string().url(), onSale: z.boolean().optional() })),
+    });
+    fake.fallback = (request) => ({
+      json: { products: [{ name: 'Green pear', link: refsIn(JSON.stringify(request.body.messages), 'Green pear')[0], onSale: null }] },
+      usage: { input: 50, output: 5 },
+    });
     let usage: unknown;
     const result = await session.page.extract({ instruction: 'products', schema: Products }, { onUsage: (u) => (usage = u) });
     const name: string = result.products[0]!.name;
@@ -207,7 +246,10 @@ describe('page.extract in the library', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
     const started = Date.now();
-    const error = await session.page.extract('slow question', { signal: controller.signal }).then(() => undefined, (e: unknown) => e);
+    const error = await session.page.extract('slow question', { signal: controller.signal }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((error as ServiceError).code).toBe('cancelled');
     // Well before the 30 s answer: the call stopped on cancellation.
     expect(Date.now() - started).toBeLessThan(15_000);
@@ -218,7 +260,10 @@ describe('page.extract in the library', () => {
   it('checks the answer with the zod schema too', async () => {
     fake.enqueue({ json: { name: 'Red apple' } });
     const schema = z.object({ name: z.string().refine((value) => value.startsWith('X'), 'must start with X') });
-    const error = await session.page.extract({ instruction: 'a name', schema }).then(() => undefined, (e: unknown) => e);
+    const error = await session.page.extract({ instruction: 'a name', schema }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ServiceError);
     expect((error as ServiceError).code).toBe('extraction_invalid');
     expect((error as ServiceError).message).toContain('must start with X');

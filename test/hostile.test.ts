@@ -36,30 +36,34 @@ describe('hostile pages', () => {
     await site?.close();
   });
 
-  it('extract() on a 200,000-element page returns or fails with a typed error, and another session keeps working meanwhile', { timeout: 150_000 }, async () => {
-    const huge = await lib.startSession();
-    const other = await lib.startSession();
-    try {
-      await huge.navigate(site.url('/hostile/huge-dom.html'), { options: { timeout: 60_000 } });
-      expect(await internal(huge).page.title()).toMatch(/^Huge DOM \(2\d{5} elements\)$/);
+  it(
+    'extract() on a 200,000-element page returns or fails with a typed error, and another session keeps working meanwhile',
+    { timeout: 150_000 },
+    async () => {
+      const huge = await lib.startSession();
+      const other = await lib.startSession();
+      try {
+        await huge.navigate(site.url('/hostile/huge-dom.html'), { options: { timeout: 60_000 } });
+        expect(await internal(huge).page.title()).toMatch(/^Huge DOM \(2\d{5} elements\)$/);
 
-      const started = Date.now();
-      const reading = outcome(huge.page.extract());
-      const otherTexts = [await otherSessionWorks(other), await otherSessionWorks(other)];
-      const read = await reading;
-      // Every browser call of the read is bounded; an unbounded one would hang until the test timeout.
-      expect(Date.now() - started).toBeLessThan(100_000);
-      if (read.code !== undefined) expect(['timeout', 'page_too_large']).toContain(read.code);
-      else expect(read.value!.pageText).toContain('Item 49999');
-      for (const text of otherTexts) expect(text).toContain('Second page');
+        const started = Date.now();
+        const reading = outcome(huge.page.extract());
+        const otherTexts = [await otherSessionWorks(other), await otherSessionWorks(other)];
+        const read = await reading;
+        // Every browser call of the read is bounded; an unbounded one would hang until the test timeout.
+        expect(Date.now() - started).toBeLessThan(100_000);
+        if (read.code !== undefined) expect(['timeout', 'page_too_large']).toContain(read.code);
+        else expect(read.value!.pageText).toContain('Item 49999');
+        for (const text of otherTexts) expect(text).toContain('Second page');
 
-      // The session itself is not stuck on the page either.
-      expect((await huge.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
-    } finally {
-      await huge.end();
-      await other.end();
-    }
-  });
+        // The session itself is not stuck on the page either.
+        expect((await huge.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+      } finally {
+        await huge.end();
+        await other.end();
+      }
+    },
+  );
 
   it('a page that crashes during extract() gives page_crashed, and the session works afterwards', async () => {
     const session = await lib.startSession();
@@ -90,7 +94,9 @@ describe('hostile pages', () => {
       await lib.service.operate('library', session.id, (s) => s.page.click('#stay'));
       const left = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
       expect(left.result.data.result).toMatchObject({ status: 200, url: site.url('/page2.html') });
-      expect(left.pageEvents).toContainEqual(expect.objectContaining({ type: 'dialog', message: expect.stringMatching(/^beforeunload .* accepted/) }));
+      expect(left.pageEvents).toContainEqual(
+        expect.objectContaining({ type: 'dialog', message: expect.stringMatching(/^beforeunload .* accepted/) }),
+      );
     } finally {
       await session.end();
     }
@@ -117,8 +123,12 @@ describe('hostile pages', () => {
       const loaded = await lib.service.navigate('library', session.id, { url: site.url('/hostile/dialog-loop.html') });
       expect(loaded.result.data.result).toMatchObject({ status: 200 });
       expect(loaded.pageEvents.length).toBeGreaterThan(0);
-      expect(loaded.pageEvents.every((event) => event.type === 'dialog' && /^alert "alert \d+" was accepted/.test(event.message))).toBe(true);
-      expect((await lib.service.operate('library', session.id, (s) => s.page.evaluate(() => document.body.dataset.done))).result).toBe('true');
+      expect(loaded.pageEvents.every((event) => event.type === 'dialog' && /^alert "alert \d+" was accepted/.test(event.message))).toBe(
+        true,
+      );
+      expect((await lib.service.operate('library', session.id, (s) => s.page.evaluate(() => document.body.dataset.done))).result).toBe(
+        'true',
+      );
       expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
     } finally {
       await session.end();

@@ -53,9 +53,14 @@ describe('HTTP auth and key scopes', () => {
       expect(res.json.error.code).toBe('session_not_found');
     }
     expect((await api(server.url, 'GET', '/v1/sessions', { key: KEY_B })).json.data.sessions).toEqual([]);
-    expect((await api(server.url, 'GET', '/v1/sessions', { key: KEY_A })).json.data.sessions.map((s: { id: string }) => s.id)).toEqual([id]);
+    expect((await api(server.url, 'GET', '/v1/sessions', { key: KEY_A })).json.data.sessions.map((s: { id: string }) => s.id)).toEqual([
+      id,
+    ]);
     // Streaming requests are refused before the stream opens.
-    const streamed = await api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { key: KEY_B, body: { url: 'about:blank', streamResponse: true } });
+    const streamed = await api(server.url, 'POST', `/v1/sessions/${id}/navigate`, {
+      key: KEY_B,
+      body: { url: 'about:blank', streamResponse: true },
+    });
     expect(streamed.status).toBe(404);
     expect((await api(server.url, 'POST', `/v1/sessions/${id}/end`, { key: KEY_A })).status).toBe(200);
   });
@@ -64,7 +69,12 @@ describe('HTTP auth and key scopes', () => {
     const unauthorized = await fetch(`${server.url}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
     });
     expect(unauthorized.status).toBe(401);
     expect(unauthorized.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -82,14 +92,22 @@ describe('HTTP auth and key scopes', () => {
       // The same MCP session id presented with another key is unknown.
       const hijack = await fetch(`${server.url}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18', authorization: `Bearer ${KEY_B}` },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': transport.sessionId!,
+          'mcp-protocol-version': '2025-06-18',
+          authorization: `Bearer ${KEY_B}`,
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
       });
       expect(hijack.status).toBe(404);
       await client.close();
     }
 
-    const transportB = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEY_B}` } } });
+    const transportB = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${KEY_B}` } },
+    });
     const clientB = new Client({ name: 'auth-test-b', version: '1' });
     await clientB.connect(transportB);
     const navB = (await clientB.callTool({ name: 'navigate', arguments: { sessionId: id, url: 'about:blank' } })) as CallToolResult;
@@ -109,7 +127,9 @@ describe('HTTP auth and key scopes', () => {
 describe('HTTP bind and Host policy', () => {
   it('refuses to listen on 0.0.0.0 without keys or allowed hosts, and explains why', async () => {
     const service = new BrowserService({ logger: pino({ level: 'silent' }) });
-    await expect(serveHttp(service, { port: 0, host: '0.0.0.0', apiKeys: [], allowedHosts: [] })).rejects.toThrow(/--api-key.*--allowed-hosts/s);
+    await expect(serveHttp(service, { port: 0, host: '0.0.0.0', apiKeys: [], allowedHosts: [] })).rejects.toThrow(
+      /--api-key.*--allowed-hosts/s,
+    );
     const withKey = await serveHttp(service, { port: 0, host: '0.0.0.0', apiKeys: ['k'], allowedHosts: [] });
     // With a key and no host list, any Host is accepted: the key is the protection.
     expect((await rawRequest(withKey.port, { path: '/healthz', headers: { host: 'browser.internal' } })).status).toBe(200);
@@ -119,7 +139,9 @@ describe('HTTP bind and Host policy', () => {
 
   it('accepts the hosts named by --allowed-hosts besides localhost', async () => {
     const server = await startHttp({ allowedHosts: ['browser.example.test'] });
-    expect((await rawRequest(server.port, { path: '/healthz', headers: { host: `browser.example.test:${server.port}` } })).status).toBe(200);
+    expect((await rawRequest(server.port, { path: '/healthz', headers: { host: `browser.example.test:${server.port}` } })).status).toBe(
+      200,
+    );
     expect((await rawRequest(server.port, { path: '/healthz', headers: { host: 'other.example.test' } })).status).toBe(403);
     expect((await rawRequest(server.port, { path: '/mcp', method: 'POST', headers: { host: 'other.example.test' } })).status).toBe(403);
     await server.close();

@@ -13,7 +13,10 @@ export interface TestHttp {
 }
 
 /** Starts the HTTP surface in-process on 127.0.0.1, port 0, over a real BrowserService. */
-export async function startHttp(options: Partial<HttpOptions> = {}, service: BrowserService = new BrowserService({ logger: silentLogger() })): Promise<TestHttp> {
+export async function startHttp(
+  options: Partial<HttpOptions> = {},
+  service: BrowserService = new BrowserService({ logger: silentLogger() }),
+): Promise<TestHttp> {
   const http = await serveHttp(service, { port: 0, host: '127.0.0.1', apiKeys: [], allowedHosts: [], ...options });
   return {
     url: http.url,
@@ -34,7 +37,12 @@ export interface ApiResponse {
 }
 
 /** One REST call with fetch; `key` goes in x-svc-api-key. */
-export async function api(base: string, method: string, path: string, options: { body?: unknown; key?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+export async function api(
+  base: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; key?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.body !== undefined) headers['content-type'] ??= 'application/json';
   if (options.key) headers['x-svc-api-key'] = options.key;
@@ -68,16 +76,22 @@ export async function readSse(res: Response, onEvent?: (event: SseEvent) => void
 }
 
 /** A request with node:http, which (unlike fetch) lets a test set the Host header. */
-export function rawRequest(port: number, options: { method?: string; path: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; json: any }> {
+export function rawRequest(
+  port: number,
+  options: { method?: string; path: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined });
-      });
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: options.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });

@@ -5,10 +5,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
 
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-async function connect(url: string, headers: Record<string, string> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function connect(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } });
   const client = new Client({ name: 'http-test', version: '1.0.0' });
   await client.connect(transport);
@@ -31,7 +39,9 @@ describe('MCP over streamable HTTP', () => {
   it('lists the same tools as stdio and calls them, with structured content and progress', async () => {
     const { client } = await connect(server.url);
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['session_start', 'navigate', 'extract', 'agent_execute', 'session_end', 'session_list']));
+    expect(tools.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(['session_start', 'navigate', 'extract', 'agent_execute', 'session_end', 'session_list']),
+    );
     for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe('object');
 
     const started = (await client.callTool({ name: 'session_start', arguments: {} })) as CallToolResult;
@@ -71,9 +81,16 @@ describe('MCP over streamable HTTP', () => {
   });
 
   it('answers 400 without a session id, 404 for an unknown one, 400 for a bad protocol version, and opens a GET event stream', async () => {
-    const noSession = await fetch(`${server.url}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const noSession = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     expect(noSession.status).toBe(400);
-    const unknown = await fetch(`${server.url}/mcp`, { method: 'GET', headers: { accept: 'text/event-stream', 'mcp-session-id': 'does-not-exist' } });
+    const unknown = await fetch(`${server.url}/mcp`, {
+      method: 'GET',
+      headers: { accept: 'text/event-stream', 'mcp-session-id': 'does-not-exist' },
+    });
     expect(unknown.status).toBe(404);
     const badJson = await fetch(`${server.url}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: '{"jsonrpc":' });
     expect(badJson.status).toBe(400);
@@ -111,7 +128,10 @@ describe('MCP over streamable HTTP', () => {
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toMatch(/text\/event-stream/);
     controller.abort();
-    const end = await fetch(`${server.url}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' } });
+    const end = await fetch(`${server.url}/mcp`, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+    });
     expect(end.status).toBe(200);
   });
 

@@ -56,7 +56,15 @@ describe('REST API over HTTP', () => {
     const doc = (await api(server.url, 'GET', '/v1/openapi.json')).json;
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/v1/sessions/start', '/v1/sessions/{id}/navigate', '/v1/sessions/{id}/extract', '/v1/sessions/{id}/agentExecute', '/v1/sessions/{id}/end', '/v1/sessions/{id}', '/v1/sessions']),
+      expect.arrayContaining([
+        '/v1/sessions/start',
+        '/v1/sessions/{id}/navigate',
+        '/v1/sessions/{id}/extract',
+        '/v1/sessions/{id}/agentExecute',
+        '/v1/sessions/{id}/end',
+        '/v1/sessions/{id}',
+        '/v1/sessions',
+      ]),
     );
     const navigate = doc.paths['/v1/sessions/{id}/navigate'].post;
     expect(navigate.operationId).toBe('SessionNavigate');
@@ -79,17 +87,27 @@ describe('REST API over HTTP', () => {
     const list = await api(server.url, 'GET', '/v1/sessions');
     expect(list.json.data.sessions.map((s: { id: string }) => s.id)).toContain(id);
 
-    const nav = await api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url('/index.html'), options: { waitUntil: 'load', timeout: 10_000 } } });
+    const nav = await api(server.url, 'POST', `/v1/sessions/${id}/navigate`, {
+      body: { url: site.url('/index.html'), options: { waitUntil: 'load', timeout: 10_000 } },
+    });
     expect(nav.status).toBe(200);
     expect(Object.keys(nav.json).sort()).toEqual(['data', 'success']);
-    expect(nav.json).toMatchObject({ success: true, data: { result: { status: 200, ok: true, url: site.url('/index.html') }, actionId: expect.any(String) } });
+    expect(nav.json).toMatchObject({
+      success: true,
+      data: { result: { status: 200, ok: true, url: site.url('/index.html') }, actionId: expect.any(String) },
+    });
 
     const extract = await api(server.url, 'POST', `/v1/sessions/${id}/extract`, { body: {} });
     expect(extract.status).toBe(200);
-    expect(extract.json).toMatchObject({ success: true, data: { result: { pageText: expect.stringContaining('Test site') }, actionId: expect.any(String) } });
+    expect(extract.json).toMatchObject({
+      success: true,
+      data: { result: { pageText: expect.stringContaining('Test site') }, actionId: expect.any(String) },
+    });
 
     // The agent needs a model; without one it is a clear 422, in the one error shape.
-    const agent = await api(server.url, 'POST', `/v1/sessions/${id}/agentExecute`, { body: { executeOptions: { instruction: 'open the second page' } } });
+    const agent = await api(server.url, 'POST', `/v1/sessions/${id}/agentExecute`, {
+      body: { executeOptions: { instruction: 'open the second page' } },
+    });
     expect(agent.status).toBe(422);
     expect(agent.json).toMatchObject({ success: false, error: { code: 'model_not_configured', message: expect.any(String) } });
 
@@ -117,7 +135,10 @@ describe('REST API over HTTP', () => {
       expect(events[0]!.data).toEqual({ operation: 'SessionNavigate', sessionId: id });
       expect(events[1]!.data).toMatchObject({ sessionId: id });
       expect(events.find((e) => e.event === 'log')!.data).toMatchObject({ message: expect.any(String), data: { stage: 'started' } });
-      expect(events.at(-1)!.data).toMatchObject({ success: true, data: { result: { status: 200, url: site.url('/page2.html') }, actionId: expect.any(String) } });
+      expect(events.at(-1)!.data).toMatchObject({
+        success: true,
+        data: { result: { status: 200, url: site.url('/page2.html') }, actionId: expect.any(String) },
+      });
     }
     await api(server.url, 'POST', `/v1/sessions/${id}/end`);
   });
@@ -131,13 +152,20 @@ describe('REST API over HTTP', () => {
     });
     const events = await readSse(res);
     expect(events.filter((e) => e.event === 'finished' || e.event === 'error')).toHaveLength(1);
-    expect(events.at(-1)).toEqual({ event: 'error', data: { success: false, error: { code: 'navigation_timeout', message: expect.any(String) } } });
+    expect(events.at(-1)).toEqual({
+      event: 'error',
+      data: { success: false, error: { code: 'navigation_timeout', message: expect.any(String) } },
+    });
     await api(server.url, 'POST', `/v1/sessions/${id}/end`);
   });
 
   it('streams extract too, with streamResponse stripped before the core sees it', async () => {
     const id = await start();
-    const res = await fetch(`${server.url}/v1/sessions/${id}/extract`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ streamResponse: true }) });
+    const res = await fetch(`${server.url}/v1/sessions/${id}/extract`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ streamResponse: true }),
+    });
     const events = await readSse(res);
     expect(events[0]!.event).toBe('starting');
     expect(events.at(-1)).toMatchObject({ event: 'finished', data: { success: true, data: { result: { pageText: expect.any(String) } } } });
@@ -148,23 +176,55 @@ describe('REST API over HTTP', () => {
     const id = await start();
     const cases: Array<[string, Promise<{ status: number; json: any }>, number, string]> = [
       ['invalid JSON', api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: '{"url": ' }), 400, 'invalid_json'],
-      ['invalid field', api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url('/'), options: { timeout: -1 } } }), 400, 'invalid_argument'],
+      [
+        'invalid field',
+        api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url('/'), options: { timeout: -1 } } }),
+        400,
+        'invalid_argument',
+      ],
       ['unknown field', api(server.url, 'POST', `/v1/sessions/${id}/extract`, { body: { bogus: 1 } }), 400, 'invalid_argument'],
-      ['unknown session', api(server.url, 'POST', '/v1/sessions/nope/navigate', { body: { url: site.url('/') } }), 404, 'session_not_found'],
+      [
+        'unknown session',
+        api(server.url, 'POST', '/v1/sessions/nope/navigate', { body: { url: site.url('/') } }),
+        404,
+        'session_not_found',
+      ],
       ['unknown route', api(server.url, 'GET', '/v1/nothing'), 404, 'not_found'],
       ['wrong method', api(server.url, 'DELETE', `/v1/sessions/${id}`), 405, 'method_not_allowed'],
       ['GET on a POST route', api(server.url, 'GET', '/v1/sessions/start'), 405, 'method_not_allowed'],
-      ['navigation timeout', api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url('/slow?ms=5000'), options: { timeout: 300 } } }), 504, 'navigation_timeout'],
-      ['body over 1 MiB', api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: 'x'.repeat(1_100_000) } }), 413, 'payload_too_large'],
-      ['not JSON', api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: 'url=x', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type'],
-      ['model failure', api(server.url, 'POST', `/v1/sessions/${id}/extract`, { body: { instruction: 'the title' } }), 422, 'model_not_configured'],
+      [
+        'navigation timeout',
+        api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url('/slow?ms=5000'), options: { timeout: 300 } } }),
+        504,
+        'navigation_timeout',
+      ],
+      [
+        'body over 1 MiB',
+        api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: 'x'.repeat(1_100_000) } }),
+        413,
+        'payload_too_large',
+      ],
+      [
+        'not JSON',
+        api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: 'url=x', headers: { 'content-type': 'text/plain' } }),
+        415,
+        'unsupported_media_type',
+      ],
+      [
+        'model failure',
+        api(server.url, 'POST', `/v1/sessions/${id}/extract`, { body: { instruction: 'the title' } }),
+        422,
+        'model_not_configured',
+      ],
     ];
     for (const [name, pending, status, code] of cases) {
       const res = await pending;
       expect([name, res.status], name).toEqual([name, status]);
       expect(res.json, name).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
     }
-    const invalid = await api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url('/'), options: { timeout: -1 } } });
+    const invalid = await api(server.url, 'POST', `/v1/sessions/${id}/navigate`, {
+      body: { url: site.url('/'), options: { timeout: -1 } },
+    });
     expect(invalid.json.error.message).toContain('options.timeout');
     expect(invalid.json.error.details.issues[0].path).toBe('options.timeout');
     const wrongMethod = await api(server.url, 'DELETE', `/v1/sessions/${id}`);
@@ -187,7 +247,10 @@ describe('REST API over HTTP', () => {
   it('rejects a Host header other than localhost (DNS rebinding) with 403', async () => {
     const evil = await rawRequest(server.port, { path: '/v1/sessions', headers: { host: 'evil.example.com' } });
     expect(evil).toMatchObject({ status: 403, json: { success: false, error: { code: 'host_not_allowed' } } });
-    const evilOrigin = await rawRequest(server.port, { path: '/v1/sessions', headers: { host: `localhost:${server.port}`, origin: 'http://evil.example.com' } });
+    const evilOrigin = await rawRequest(server.port, {
+      path: '/v1/sessions',
+      headers: { host: `localhost:${server.port}`, origin: 'http://evil.example.com' },
+    });
     expect(evilOrigin.status).toBe(403);
     for (const host of [`localhost:${server.port}`, `127.0.0.1:${server.port}`, '[::1]']) {
       expect((await rawRequest(server.port, { path: '/v1/sessions', headers: { host } })).status, host).toBe(200);
@@ -218,7 +281,9 @@ describe('REST API over HTTP', () => {
   it('runs 30 sessions navigating at once', async () => {
     const ids = await Promise.all(Array.from({ length: 30 }, () => start()));
     expect(new Set(ids).size).toBe(30);
-    const results = await Promise.all(ids.map((id, i) => api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url(`/status?code=200&n=${i}`) } })));
+    const results = await Promise.all(
+      ids.map((id, i) => api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url(`/status?code=200&n=${i}`) } })),
+    );
     for (const [i, res] of results.entries()) {
       expect(res.status).toBe(200);
       expect(res.json.data.result.url).toBe(site.url(`/status?code=200&n=${i}`));
@@ -249,7 +314,9 @@ describe('REST API over HTTP', () => {
     // The queue is free again: the next operation on the session runs normally.
     const next = await api(server.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url('/index.html') } });
     expect(next.status).toBe(200);
-    await expect.poll(async () => new Promise<number>((resolve) => server.http.server.getConnections((_e, n) => resolve(n))), { timeout: 10_000 }).toBeLessThanOrEqual(1);
+    await expect
+      .poll(async () => new Promise<number>((resolve) => server.http.server.getConnections((_e, n) => resolve(n))), { timeout: 10_000 })
+      .toBeLessThanOrEqual(1);
     await api(server.url, 'POST', `/v1/sessions/${id}/end`);
   }, 60_000);
 });

@@ -35,7 +35,9 @@ describe('library sessions and navigate', () => {
     const response = await session.navigate(site.url('/redirect?to=/status?code=404'), { options: { waitUntil: 'domcontentloaded' } });
     expect(response).toMatchObject({
       success: true,
-      data: { result: { status: 404, ok: false, url: site.url('/status?code=404'), redirectChain: [site.url('/redirect?to=/status?code=404')] } },
+      data: {
+        result: { status: 404, ok: false, url: site.url('/status?code=404'), redirectChain: [site.url('/redirect?to=/status?code=404')] },
+      },
     });
     expect(await session.page.goto(site.url('/index.html'))).toMatchObject({ status: 200, ok: true });
     expect(await session.page.goto(site.url('/index.html#top'))).toBeNull();
@@ -88,7 +90,9 @@ describe('library sessions and navigate', () => {
     const outcome = await lib.service.navigate('library', session.id, { url: site.url('/popup.html') });
     expect(outcome.result.success).toBe(true);
     const { context } = internal(session);
-    expect(await waitFor(() => context.pages().length === 1 && session.info().recentEvents.some((event) => event.type === 'popup'), 5_000)).toBe(true);
+    expect(
+      await waitFor(() => context.pages().length === 1 && session.info().recentEvents.some((event) => event.type === 'popup'), 5_000),
+    ).toBe(true);
     expect(context.pages()[0]!.url()).toBe(site.url('/popup.html'));
     await session.end();
   });

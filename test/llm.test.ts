@@ -14,7 +14,12 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   fake = await startFakeLLM();
-  env = { OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: ANTHROPIC_KEY, OPENAI_BASE_URL: fake.openaiBaseURL, ANTHROPIC_BASE_URL: fake.anthropicBaseURL };
+  env = {
+    OPENAI_API_KEY: OPENAI_KEY,
+    ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+    OPENAI_BASE_URL: fake.openaiBaseURL,
+    ANTHROPIC_BASE_URL: fake.anthropicBaseURL,
+  };
 });
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
@@ -29,17 +34,53 @@ async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
 }
 
 const conversation: ChatMessage[] = [
-  { role: 'user', content: [{ type: 'text', text: 'Look at this' }, { type: 'image', mediaType: 'image/png', data: PNG }] },
-  { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'click', arguments: { ref: '0-4' } }, { id: 'c2', name: 'screenshot', arguments: {} }] },
+  {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'Look at this' },
+      { type: 'image', mediaType: 'image/png', data: PNG },
+    ],
+  },
+  {
+    role: 'assistant',
+    content: '',
+    toolCalls: [
+      { id: 'c1', name: 'click', arguments: { ref: '0-4' } },
+      { id: 'c2', name: 'screenshot', arguments: {} },
+    ],
+  },
   { role: 'tool', toolCallId: 'c1', toolName: 'click', content: 'clicked' },
-  { role: 'tool', toolCallId: 'c2', toolName: 'screenshot', content: [{ type: 'text', text: 'here' }, { type: 'image', mediaType: 'image/png', data: PNG }] },
+  {
+    role: 'tool',
+    toolCallId: 'c2',
+    toolName: 'screenshot',
+    content: [
+      { type: 'text', text: 'here' },
+      { type: 'image', mediaType: 'image/png', data: PNG },
+    ],
+  },
 ];
-const tools = [{ name: 'click', description: 'Click an element', inputSchema: { type: 'object', properties: { ref: { type: 'string' } }, required: ['ref'] } }];
+const tools = [
+  {
+    name: 'click',
+    description: 'Click an element',
+    inputSchema: { type: 'object', properties: { ref: { type: 'string' } }, required: ['ref'] },
+  },
+];
 
 describe('resolveModel', () => {
   it('reads provider from a prefix or a bare name', () => {
-    expect(resolveModel('openai/gpt-4.1-mini', {}, { env })).toMatchObject({ provider: 'openai', model: 'gpt-4.1-mini', apiKey: OPENAI_KEY, baseURL: fake.openaiBaseURL });
-    expect(resolveModel('anthropic/claude-sonnet-4-6', {}, { env })).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-6', apiKey: ANTHROPIC_KEY });
+    expect(resolveModel('openai/gpt-4.1-mini', {}, { env })).toMatchObject({
+      provider: 'openai',
+      model: 'gpt-4.1-mini',
+      apiKey: OPENAI_KEY,
+      baseURL: fake.openaiBaseURL,
+    });
+    expect(resolveModel('anthropic/claude-sonnet-4-6', {}, { env })).toMatchObject({
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-6',
+      apiKey: ANTHROPIC_KEY,
+    });
     expect(resolveModel('gpt-4o', {}, { env }).provider).toBe('openai');
     expect(resolveModel('o3-mini', {}, { env }).provider).toBe('openai');
     expect(resolveModel('claude-3-5-haiku-latest', {}, { env }).provider).toBe('anthropic');
@@ -47,17 +88,28 @@ describe('resolveModel', () => {
 
   it('uses the default model, then the provider whose key is set', () => {
     expect(resolveModel(undefined, {}, { env, model: 'anthropic/claude-x' })).toMatchObject({ provider: 'anthropic', model: 'claude-x' });
-    expect(resolveModel(undefined, {}, { env: { ANTHROPIC_API_KEY: 'k' } })).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-6' });
+    expect(resolveModel(undefined, {}, { env: { ANTHROPIC_API_KEY: 'k' } })).toMatchObject({
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-6',
+    });
     expect(resolveModel(undefined, {}, { env: { OPENAI_API_KEY: 'k' } })).toMatchObject({ provider: 'openai', model: 'gpt-4.1-mini' });
   });
 
   it('lets options override the environment and passes client options through', () => {
     const spec = resolveModel('gpt-4o', { apiKey: 'sk-mine', organization: 'org-1', timeout: 5000, maxRetries: 0 }, { env });
-    expect(spec).toMatchObject({ apiKey: 'sk-mine', organization: 'org-1', baseURL: fake.openaiBaseURL, clientOptions: { timeout: 5000, maxRetries: 0 } });
+    expect(spec).toMatchObject({
+      apiKey: 'sk-mine',
+      organization: 'org-1',
+      baseURL: fake.openaiBaseURL,
+      clientOptions: { timeout: 5000, maxRetries: 0 },
+    });
   });
 
   it('fails with model_not_configured naming the variable when no key is set', () => {
-    for (const [name, variable] of [['gpt-4o', 'OPENAI_API_KEY'], ['claude-x', 'ANTHROPIC_API_KEY']]) {
+    for (const [name, variable] of [
+      ['gpt-4o', 'OPENAI_API_KEY'],
+      ['claude-x', 'ANTHROPIC_API_KEY'],
+    ]) {
       let error: unknown;
       try {
         resolveModel(name, undefined, { env: {} });
@@ -88,7 +140,10 @@ describe('OpenAI adapter through the openai SDK', () => {
   const client = () => createLLMClient(resolveModel('openai/gpt-4.1-mini', { maxRetries: 0 }, { env }));
 
   it('sends tools, tool results and images in Chat Completions form and maps the answer', async () => {
-    fake.enqueue({ toolCalls: [{ name: 'click', arguments: { ref: '0-7' } }], usage: { input: 321, output: 12, reasoning: 5, cached: 100 } });
+    fake.enqueue({
+      toolCalls: [{ name: 'click', arguments: { ref: '0-7' } }],
+      usage: { input: 321, output: 12, reasoning: 5, cached: 100 },
+    });
     const response = await client().chat({ system: 'be brief', messages: conversation, tools, toolChoice: 'required' });
     expect(response.stopReason).toBe('tool_calls');
     expect(response.toolCalls).toEqual([{ id: expect.any(String), name: 'click', arguments: { ref: '0-7' } }]);
@@ -99,7 +154,9 @@ describe('OpenAI adapter through the openai SDK', () => {
     expect(headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
     expect(body.model).toBe('gpt-4.1-mini');
     expect(body.tool_choice).toBe('required');
-    expect(body.tools).toEqual([{ type: 'function', function: { name: 'click', description: 'Click an element', parameters: tools[0]!.inputSchema } }]);
+    expect(body.tools).toEqual([
+      { type: 'function', function: { name: 'click', description: 'Click an element', parameters: tools[0]!.inputSchema } },
+    ]);
     expect(body.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'user']);
     expect(body.messages[1].content[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } });
     expect(body.messages[2].tool_calls[0]).toEqual({ id: 'c1', type: 'function', function: { name: 'click', arguments: '{"ref":"0-4"}' } });
@@ -109,7 +166,11 @@ describe('OpenAI adapter through the openai SDK', () => {
 
   it('asks for strict json_schema output and drops the nulls it added for optional fields', async () => {
     fake.enqueue({ json: { title: 'Hello', tags: ['a'], note: null } });
-    const schema = { type: 'object', properties: { title: { type: 'string', minLength: 1 }, tags: { type: 'array', items: { type: 'string' } }, note: { type: 'string' } }, required: ['title', 'tags'] };
+    const schema = {
+      type: 'object',
+      properties: { title: { type: 'string', minLength: 1 }, tags: { type: 'array', items: { type: 'string' } }, note: { type: 'string' } },
+      required: ['title', 'tags'],
+    };
     const result = await client().generateObject({ messages: [{ role: 'user', content: 'extract' }], schema, schemaName: 'page data' });
     expect(result.value).toEqual({ title: 'Hello', tags: ['a'] });
     const format = fake.requests[0]!.body.response_format;
@@ -124,7 +185,11 @@ describe('OpenAI adapter through the openai SDK', () => {
   });
 
   it('falls back to non-strict output for schemas strict mode cannot express', async () => {
-    const schema = { type: 'object', properties: { prices: { type: 'object', additionalProperties: { type: 'number' } } }, required: ['prices'] };
+    const schema = {
+      type: 'object',
+      properties: { prices: { type: 'object', additionalProperties: { type: 'number' } } },
+      required: ['prices'],
+    };
     expect(toStrictSchema(schema)).toBeUndefined();
     fake.enqueue({ json: { prices: { a: 1 } } });
     const result = await client().generateObject({ messages: [{ role: 'user', content: 'x' }], schema, schemaName: 'r' });
@@ -135,9 +200,19 @@ describe('OpenAI adapter through the openai SDK', () => {
   it('rewrites $ref/$defs, enums and anyOf for strict mode', () => {
     const strict = toStrictSchema({
       type: 'object',
-      properties: { item: { $ref: '#/$defs/item' }, kind: { type: 'string', enum: ['a', 'b'] }, id: { oneOf: [{ type: 'string' }, { type: 'integer' }] } },
+      properties: {
+        item: { $ref: '#/$defs/item' },
+        kind: { type: 'string', enum: ['a', 'b'] },
+        id: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
+      },
       required: ['item'],
-      $defs: { item: { type: 'object', properties: { link: { type: 'string', format: 'uri' }, when: { type: 'string', format: 'date-time' } }, required: ['link'] } },
+      $defs: {
+        item: {
+          type: 'object',
+          properties: { link: { type: 'string', format: 'uri' }, when: { type: 'string', format: 'date-time' } },
+          required: ['link'],
+        },
+      },
     });
     expect(strict).toEqual({
       type: 'object',
@@ -148,7 +223,14 @@ describe('OpenAI adapter through the openai SDK', () => {
       },
       required: ['item', 'kind', 'id'],
       additionalProperties: false,
-      $defs: { item: { type: 'object', properties: { link: { type: 'string' }, when: { type: ['string', 'null'], format: 'date-time' } }, required: ['link', 'when'], additionalProperties: false } },
+      $defs: {
+        item: {
+          type: 'object',
+          properties: { link: { type: 'string' }, when: { type: ['string', 'null'], format: 'date-time' } },
+          required: ['link', 'when'],
+          additionalProperties: false,
+        },
+      },
     });
     expect(toStrictSchema({ type: 'object', properties: { a: { allOf: [{ type: 'string' }] } } })).toBeUndefined();
     expect(toStrictSchema({ type: 'array', items: { type: 'string' } })).toBeUndefined();
@@ -206,9 +288,23 @@ describe('Anthropic adapter through @anthropic-ai/sdk', () => {
   const client = () => createLLMClient(resolveModel('anthropic/claude-sonnet-4-6', { maxRetries: 0 }, { env }));
 
   it('sends tools, merged tool results and images in Messages form and maps the answer', async () => {
-    fake.enqueue({ toolCalls: [{ name: 'click', arguments: { ref: '0-9' } }], text: 'clicking', usage: { input: 50, output: 7, cached: 30, reasoning: 2 } });
-    const response = await client().chat({ system: 'be brief', messages: conversation, tools, toolChoice: 'required', maxOutputTokens: 1000 });
-    expect(response).toMatchObject({ text: 'clicking', stopReason: 'tool_calls', toolCalls: [{ name: 'click', arguments: { ref: '0-9' } }] });
+    fake.enqueue({
+      toolCalls: [{ name: 'click', arguments: { ref: '0-9' } }],
+      text: 'clicking',
+      usage: { input: 50, output: 7, cached: 30, reasoning: 2 },
+    });
+    const response = await client().chat({
+      system: 'be brief',
+      messages: conversation,
+      tools,
+      toolChoice: 'required',
+      maxOutputTokens: 1000,
+    });
+    expect(response).toMatchObject({
+      text: 'clicking',
+      stopReason: 'tool_calls',
+      toolCalls: [{ name: 'click', arguments: { ref: '0-9' } }],
+    });
     expect(response.usage).toMatchObject({ input_tokens: 80, output_tokens: 7, cached_input_tokens: 30, reasoning_tokens: 2 });
 
     const { body, headers } = fake.requests[0]!;
@@ -236,7 +332,7 @@ describe('Anthropic adapter through @anthropic-ai/sdk', () => {
   });
 
   it('turns 500, refusal and a missing tool call into model_error', async () => {
-    fake.enqueue({ error: { status: 500, message: 'overloaded' }, }, { refusal: 'I will not.' }, { text: 'just prose' });
+    fake.enqueue({ error: { status: 500, message: 'overloaded' } }, { refusal: 'I will not.' }, { text: 'just prose' });
     const schema = { type: 'object', properties: {} };
     const request = () => client().generateObject({ messages: [{ role: 'user', content: 'x' }], schema, schemaName: 'r' });
     const failed = await rejection(request());

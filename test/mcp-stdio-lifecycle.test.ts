@@ -106,7 +106,9 @@ describe('MCP stdio server lifecycle and limits', () => {
       await Promise.all(started.map((result) => navigateOk(id(result), site.url('/frames.html'))));
       const serverPid = server.pid!;
       // One navigation still in flight when the server goes: shutdown must not wait for it.
-      void server.call('navigate', { sessionId: id(started[0]!), url: site.url('/hang'), options: { timeout: 60_000 } }).catch(() => undefined);
+      void server
+        .call('navigate', { sessionId: id(started[0]!), url: site.url('/hang'), options: { timeout: 60_000 } })
+        .catch(() => undefined);
       expect(await waitFor(() => site.requests.some((request) => request.url === '/hang'), 5_000)).toBe(true);
       const chromium = chromiumUnder(serverPid);
       expect(chromium.length).toBeGreaterThan(2);
@@ -115,7 +117,13 @@ describe('MCP stdio server lifecycle and limits', () => {
       else process.kill(serverPid, how);
       expect(await waitFor(() => !isAlive(serverPid), 15_000), 'server exits').toBe(true);
       const gone = await waitFor(() => chromium.every((entry) => !isAlive(entry.pid)), 15_000);
-      expect(gone, `left behind: ${chromium.filter((entry) => isAlive(entry.pid)).map((entry) => entry.args.slice(0, 80)).join('\n')}`).toBe(true);
+      expect(
+        gone,
+        `left behind: ${chromium
+          .filter((entry) => isAlive(entry.pid))
+          .map((entry) => entry.args.slice(0, 80))
+          .join('\n')}`,
+      ).toBe(true);
     });
   }
 });

@@ -47,7 +47,8 @@ describe('MCP over stdio', () => {
     return (result.structuredContent as unknown as SessionInfo).id;
   };
   const end = (sessionId: string) => server.call('session_end', { sessionId });
-  const navigate = (sessionId: string, url: string, extra: Record<string, unknown> = {}) => server.call('navigate', { sessionId, url, ...extra });
+  const navigate = (sessionId: string, url: string, extra: Record<string, unknown> = {}) =>
+    server.call('navigate', { sessionId, url, ...extra });
   const okNav = async (sessionId: string, url: string, extra: Record<string, unknown> = {}): Promise<NavOutput> => {
     const result = await navigate(sessionId, url, extra);
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
@@ -98,7 +99,9 @@ describe('MCP over stdio', () => {
     const options = (navigate.inputSchema.properties as Record<string, { properties?: Record<string, { enum?: string[] }> }>).options!;
     expect(options.properties!.waitUntil!.enum).toEqual(['load', 'domcontentloaded', 'networkidle']);
     expect(navigate.outputSchema!.required).toEqual(expect.arrayContaining(['success', 'data']));
-    expect(tools.find((tool) => tool.name === 'session_start')!.outputSchema!.required).toEqual(expect.arrayContaining(['id', 'mainFrameId']));
+    expect(tools.find((tool) => tool.name === 'session_start')!.outputSchema!.required).toEqual(
+      expect.arrayContaining(['id', 'mainFrameId']),
+    );
   });
 
   it('structuredContent of every session tool validates against the outputSchema it lists', async () => {
@@ -173,7 +176,11 @@ describe('MCP over stdio', () => {
   it('a navigation the client cancels frees the session for the next call at once', async () => {
     const id = await start();
     const controller = new AbortController();
-    const cancelled = server.client.callTool({ name: 'navigate', arguments: { sessionId: id, url: site.url('/slow?ms=20000') } }, undefined, { signal: controller.signal });
+    const cancelled = server.client.callTool(
+      { name: 'navigate', arguments: { sessionId: id, url: site.url('/slow?ms=20000') } },
+      undefined,
+      { signal: controller.signal },
+    );
     expect(await waitFor(() => site.requests.some((request) => request.url === '/slow?ms=20000'), 5_000)).toBe(true);
     controller.abort();
     await expect(cancelled).rejects.toThrow();
@@ -232,7 +239,11 @@ describe('MCP over stdio', () => {
       ['ftp: URL', { sessionId: id, url: 'ftp://example.com/' }, 'url_not_allowed'],
       ['unknown session', { sessionId: 'no-such-session', url: site.url('/index.html') }, 'session_not_found'],
       ['DNS failure', { sessionId: id, url: 'http://no-such-host.invalid/', options: { timeout: 10_000 } }, 'navigation_failed'],
-      ['waitUntil outside the enum', { sessionId: id, url: site.url('/index.html'), options: { waitUntil: 'networkidle0' } }, 'invalid_argument'],
+      [
+        'waitUntil outside the enum',
+        { sessionId: id, url: site.url('/index.html'), options: { waitUntil: 'networkidle0' } },
+        'invalid_argument',
+      ],
       ['negative timeout', { sessionId: id, url: site.url('/index.html'), options: { timeout: -5 } }, 'invalid_argument'],
       ['missing url', { sessionId: id }, 'invalid_argument'],
       ['unknown field', { sessionId: id, url: site.url('/index.html'), bogus: 1 }, 'invalid_argument'],
@@ -288,7 +299,9 @@ describe('MCP over stdio', () => {
     expect(result.isError).toBeFalsy();
     expect(messages[0], JSON.stringify(messages)).toMatch(/^navigating to /);
     // Not the last stages: the SDK client drops progress that shares a read with the result (typescript-sdk issue 2580).
-    expect(messages, JSON.stringify(messages)).toEqual(expect.arrayContaining([expect.stringMatching(/^response 200/), 'DOM content loaded']));
+    expect(messages, JSON.stringify(messages)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^response 200/), 'DOM content loaded']),
+    );
     await end(id);
   });
 
@@ -309,7 +322,10 @@ describe('MCP over stdio', () => {
     const result = await navigate(id, site.url('/dialogs.html'), { options: { timeout: 10_000 } });
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     const dialogs = pageEvents(result).filter((event) => event.type === 'dialog');
-    expect(dialogs.map((event) => event.message)).toEqual([expect.stringMatching(/alert "Hello from alert" was accepted/), expect.stringMatching(/confirm "Proceed\?" was dismissed/)]);
+    expect(dialogs.map((event) => event.message)).toEqual([
+      expect.stringMatching(/alert "Hello from alert" was accepted/),
+      expect.stringMatching(/confirm "Proceed\?" was dismissed/),
+    ]);
     await end(id);
   });
 

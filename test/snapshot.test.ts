@@ -8,7 +8,24 @@ import { resolveRef, takeSnapshot, type PageSnapshot, type SnapshotOptions } fro
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 
 const GOLDEN_DIR = new URL('./golden/', import.meta.url);
-const GOLDEN_PAGES = ['article', 'table', 'form', 'shadow', 'frames-same', 'long-list', 'late', 'widgets', 'hidden', 'images', 'docs', 'inbox', 'wiki', 'pricing', 'comments', 'rtl'];
+const GOLDEN_PAGES = [
+  'article',
+  'table',
+  'form',
+  'shadow',
+  'frames-same',
+  'long-list',
+  'late',
+  'widgets',
+  'hidden',
+  'images',
+  'docs',
+  'inbox',
+  'wiki',
+  'pricing',
+  'comments',
+  'rtl',
+];
 
 describe('page text (takeSnapshot, resolveRef)', () => {
   let site: SiteServer;
@@ -33,7 +50,11 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     await open(path);
     return read(options);
   };
-  const codeOf = async (promise: Promise<unknown>) => promise.then(() => 'no error', (err: unknown) => (isServiceError(err) ? err.code : String(err)));
+  const codeOf = async (promise: Promise<unknown>) =>
+    promise.then(
+      () => 'no error',
+      (err: unknown) => (isServiceError(err) ? err.code : String(err)),
+    );
   /** The ref of the first line that contains `text`. */
   const refOf = (snapshot: PageSnapshot, text: string) => {
     const line = snapshot.text.split('\n').find((l) => l.includes(text));
@@ -54,7 +75,7 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     expect(text).toBe(readFileSync(file, 'utf8').replace(/\n$/, ''));
   });
 
-  it('lists a native select\'s options on its line and lets a model pick one by label', async () => {
+  it("lists a native select's options on its line and lets a model pick one by label", async () => {
     await open('/pages/form.html');
     const options = Array.from({ length: 40 }, (_, i) => `<option>Land ${i}</option>`).join('');
     await on((session) => session.page.setContent(`<label>Country <select>${options}</select></label>`));
@@ -69,7 +90,11 @@ describe('page text (takeSnapshot, resolveRef)', () => {
   it('labels a link without a name by the last segment of its path, never the whole URL', async () => {
     await open('/pages/form.html');
     const href = '/es/2022/01/25/espanol/beatles-get-back.html?campaign=7JFJX&redirect_uri=https%3A%2F%2Fexample.com%2Fa%2Fb';
-    await on((session) => session.page.setContent(`<p>Before <a href="${href}"><img src="/none.png" alt=""></a> after</p><p><a href="/"><img src="/none.png" alt=""></a></p>`));
+    await on((session) =>
+      session.page.setContent(
+        `<p>Before <a href="${href}"><img src="/none.png" alt=""></a> after</p><p><a href="/"><img src="/none.png" alt=""></a></p>`,
+      ),
+    );
     const snapshot = await read();
     expect(snapshot.text).toContain('[beatles-get-back.html](0-');
     // A site's root has no path segment: its host stands in.
@@ -81,7 +106,9 @@ describe('page text (takeSnapshot, resolveRef)', () => {
 
   it('keeps the lines and indentation of preformatted text, and collapses other whitespace', async () => {
     await open('/pages/form.html');
-    await on((session) => session.page.setContent('<p>Some   spaced\n text</p><pre><code>def f(x):\n    return x + 1\n\nprint(f(2))</code></pre>'));
+    await on((session) =>
+      session.page.setContent('<p>Some   spaced\n text</p><pre><code>def f(x):\n    return x + 1\n\nprint(f(2))</code></pre>'),
+    );
     const snapshot = await read();
     expect(snapshot.text).toBe('Some spaced text\ndef f(x):\n    return x + 1\nprint(f(2))');
   });
@@ -102,7 +129,10 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     const snapshot = await snap('/pages/shadow.html');
     expect(snapshot.text).toContain('Text inside an open shadow root.');
     expect(snapshot.text).toContain('Text inside a closed shadow root.');
-    for (const [label, status] of [['Open action', 'open clicked'], ['Closed action', 'closed clicked']] as const) {
+    for (const [label, status] of [
+      ['Open action', 'open clicked'],
+      ['Closed action', 'closed clicked'],
+    ] as const) {
       await on(async (session) => (await resolveRef(session, refOf(snapshot, label))).click({ timeout: 5_000 }));
       expect(await on((session) => session.page.locator('#status').textContent())).toBe(status);
     }
@@ -138,7 +168,9 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     const off = await snap('/pages/frames-same.html');
     expect(off.text).toMatch(/\[0-\d+\] iframe: Newsletter signup \(has content; read it with iframes: true\)/);
     expect(off.text).not.toContain('Weekly news');
-    const frameElement = await on(async (session) => (await resolveRef(session, refOf(off, 'iframe: Newsletter signup'))).evaluate((el) => el.tagName));
+    const frameElement = await on(async (session) =>
+      (await resolveRef(session, refOf(off, 'iframe: Newsletter signup'))).evaluate((el) => el.tagName),
+    );
     expect(frameElement).toBe('IFRAME');
     const on_ = await read({ iframes: true });
     expect(on_.text).toMatch(/\] iframe: Newsletter signup\n {1}## Newsletter\n {1}Weekly news from inside the frame\./);
@@ -152,7 +184,9 @@ describe('page text (takeSnapshot, resolveRef)', () => {
 
   it('inlines a cross-origin (out-of-process) iframe with frame-qualified refs that resolve', async () => {
     await open('/pages/frames-cross.html');
-    await on((session) => session.page.waitForFunction(() => window.frames.length === 1).then(() => session.page.frames()[1]!.waitForLoadState()));
+    await on((session) =>
+      session.page.waitForFunction(() => window.frames.length === 1).then(() => session.page.frames()[1]!.waitForLoadState()),
+    );
     const off = await read();
     expect(off.text).toMatch(/\[0-\d+\] iframe: Partner widget \(has content; read it with iframes: true\)/);
     const snapshot = await read({ iframes: true });
@@ -172,7 +206,9 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     expect(scoped.text).not.toContain('Quarterly results by region');
     expect(scoped.text).not.toContain('Group Finance');
     const prefixed = await read({ selector: 'xpath=//h2/following-sibling::p' });
-    expect(prefixed.text).toBe('Q4 includes a one-off gain of 12.4 million from the sale of the logistics unit in Poland. DACH covers Germany, Austria and Switzerland.');
+    expect(prefixed.text).toBe(
+      'Q4 includes a one-off gain of 12.4 million from the sale of the logistics unit in Poland. DACH covers Germany, Austria and Switzerland.',
+    );
     expect(prefixed.refs.size).toBe(0);
   });
 
@@ -191,7 +227,9 @@ describe('page text (takeSnapshot, resolveRef)', () => {
 
   it('waits after a change inside a same-origin frame, so what it set off in the page is read too', async () => {
     await open('/frame-message.html');
-    await on((session) => session.page.waitForFunction(() => window.frames.length === 1).then(() => session.page.frames()[1]!.waitForLoadState()));
+    await on((session) =>
+      session.page.waitForFunction(() => window.frames.length === 1).then(() => session.page.frames()[1]!.waitForLoadState()),
+    );
     expect((await read()).text).toContain('waiting');
     await on((session) => session.page.frames()[1]!.click('#go'));
     // The main document has not changed yet when the read starts; the frame has.
@@ -217,7 +255,9 @@ describe('page text (takeSnapshot, resolveRef)', () => {
       await service.operate('t', other, (session) => session.page.goto(site.url('/pages/loop.html')));
       await new Promise((resolve) => setTimeout(resolve, 500));
       const started = Date.now();
-      const code = await codeOf(service.operate('t', other, (session) => takeSnapshot(session, { domSettleTimeoutMs: 500, callTimeoutMs: 1_500 })));
+      const code = await codeOf(
+        service.operate('t', other, (session) => takeSnapshot(session, { domSettleTimeoutMs: 500, callTimeoutMs: 1_500 })),
+      );
       expect(code).toBe('timeout');
       // Unbounded, the read would wait for the loop forever; a few bounded calls end well inside this.
       expect(Date.now() - started).toBeLessThan(20_000);

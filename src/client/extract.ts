@@ -27,7 +27,9 @@ export async function libraryExtract(
 ): Promise<unknown> {
   const given: LibraryExtractOptions = typeof options === 'string' ? { instruction: options } : (options ?? {});
   const zodSchema = given.schema instanceof z.ZodType ? given.schema : undefined;
-  const schema = zodSchema ? (z.toJSONSchema(zodSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>) : (given.schema as Record<string, unknown> | undefined);
+  const schema = zodSchema
+    ? (z.toJSONSchema(zodSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>)
+    : (given.schema as Record<string, unknown> | undefined);
   const parsed = ExtractOptions.safeParse({ ...given, schema });
   if (!parsed.success) throw new ServiceError('invalid_argument', `Invalid extract options: ${z.prettifyError(parsed.error)}`);
   const { result } = await service.extract(owner, sessionId, parsed.data, { signal: run.signal });
@@ -37,6 +39,9 @@ export async function libraryExtract(
   if (!zodSchema) return value;
   // Refinements and transforms have no JSON Schema form; zod has the last word.
   const checked = zodSchema.safeParse(value);
-  if (!checked.success) throw new ServiceError('extraction_invalid', `The extracted data does not match the zod schema: ${z.prettifyError(checked.error)}`, { details: { errors: checked.error.issues } });
+  if (!checked.success)
+    throw new ServiceError('extraction_invalid', `The extracted data does not match the zod schema: ${z.prettifyError(checked.error)}`, {
+      details: { errors: checked.error.issues },
+    });
   return checked.data;
 }

@@ -68,8 +68,23 @@ export class BrowserSession {
 
 /** Library-only parts of AgentConfig are checked for shape here; the rest exactly as over MCP and REST. */
 const LibraryAgentConfig = AgentConfigWire.extend({
-  integrations: z.array(z.union([AgentConfigWire.shape.integrations.unwrap().element, z.custom((value) => typeof value === 'object' && value !== null && 'callTool' in value, 'an MCP URL, {url, headers} or a connected Client')])).optional(),
-  tools: z.record(z.string(), z.custom((value) => typeof value === 'object' && value !== null && 'execute' in value, 'a tool {description, inputSchema, execute}')).optional(),
+  integrations: z
+    .array(
+      z.union([
+        AgentConfigWire.shape.integrations.unwrap().element,
+        z.custom(
+          (value) => typeof value === 'object' && value !== null && 'callTool' in value,
+          'an MCP URL, {url, headers} or a connected Client',
+        ),
+      ]),
+    )
+    .optional(),
+  tools: z
+    .record(
+      z.string(),
+      z.custom((value) => typeof value === 'object' && value !== null && 'execute' in value, 'a tool {description, inputSchema, execute}'),
+    )
+    .optional(),
 }).strict();
 
 export interface AgentRunOptions {
@@ -92,7 +107,12 @@ export class SessionAgent {
     if (!options.success) throw new ServiceError('invalid_argument', `Invalid execute options: ${z.prettifyError(options.error)}`);
     const config = LibraryAgentConfig.safeParse(this.config);
     if (!config.success) throw new ServiceError('invalid_argument', `Invalid agent config: ${z.prettifyError(config.error)}`);
-    const { result } = await this.service.agentExecute(LIBRARY_OWNER, this.sessionId, { agentConfig: this.config, executeOptions: options.data }, { signal: run.signal, progress: run.onProgress });
+    const { result } = await this.service.agentExecute(
+      LIBRARY_OWNER,
+      this.sessionId,
+      { agentConfig: this.config, executeOptions: options.data },
+      { signal: run.signal, progress: run.onProgress },
+    );
     return result;
   }
 }

@@ -83,7 +83,12 @@ function findPlaywrightChromium(env: Record<string, string | undefined>): string
     .sort()
     .reverse();
   for (const build of builds) {
-    for (const rel of ['chrome-linux/chrome', 'chrome-linux64/chrome', 'chrome-linux/headless_shell', 'chrome-headless-shell-linux64/chrome-headless-shell']) {
+    for (const rel of [
+      'chrome-linux/chrome',
+      'chrome-linux64/chrome',
+      'chrome-linux/headless_shell',
+      'chrome-headless-shell-linux64/chrome-headless-shell',
+    ]) {
       const candidate = join(root, build, rel);
       if (existsSync(candidate)) return candidate;
     }
@@ -131,7 +136,11 @@ export class BrowserManager {
       try {
         browser = await chromium.connectOverCDP(this.options.cdpEndpoint, { timeout: 30_000 });
       } catch (err) {
-        throw new ServiceError('browser_unavailable', `Could not connect to the browser at ${this.options.cdpEndpoint}: ${firstLine(err)}`, { cause: err });
+        throw new ServiceError(
+          'browser_unavailable',
+          `Could not connect to the browser at ${this.options.cdpEndpoint}: ${firstLine(err)}`,
+          { cause: err },
+        );
       }
     } else {
       const found = findBrowserExecutable(this.options.executablePath, this.options.env);
@@ -149,7 +158,11 @@ export class BrowserManager {
           timeout: 60_000,
         });
       } catch (err) {
-        throw new ServiceError('browser_unavailable', `Could not launch Chromium at ${found.path}: ${firstLine(err)}\n${HOW_TO_GET_A_BROWSER}`, { cause: err });
+        throw new ServiceError(
+          'browser_unavailable',
+          `Could not launch Chromium at ${found.path}: ${firstLine(err)}\n${HOW_TO_GET_A_BROWSER}`,
+          { cause: err },
+        );
       }
     }
     browser.on('disconnected', () => {

@@ -8,7 +8,9 @@ import { ServiceError } from './errors.js';
  */
 type Json = Record<string, unknown>;
 
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
+  ajv: Ajv2020,
+) => void;
 const URL_FORMATS = new Set(['uri', 'url', 'iri']);
 const WRAP_KEY = 'value';
 /** Annotation keywords common in real-world schemas (OpenAPI, zod) that Ajv does not know; dropped before compiling. */
@@ -17,7 +19,14 @@ const SCHEMA_KEYWORDS = ['type', 'properties', '$ref', 'anyOf', 'oneOf', 'allOf'
 
 /** One Ajv per schema: Ajv caches every schema it compiled, which would grow without bound across calls. */
 function newAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictRequired: false, strictTuples: false, allowUnionTypes: true });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictRequired: false,
+    strictTuples: false,
+    allowUnionTypes: true,
+  });
   addFormats(ajv);
   // Links are mapped from the page's real hrefs, which are absolute URLs even where RFC 3986 is stricter (IRIs, localhost).
   for (const format of URL_FORMATS) ajv.addFormat(format, (value: string) => URL.canParse(value));
@@ -39,7 +48,10 @@ export interface PreparedSchema {
 export function prepareSchema(input: Json): PreparedSchema {
   const normalised = normalise(input) as Json;
   if (!SCHEMA_KEYWORDS.some((key) => key in normalised)) {
-    throw new ServiceError('invalid_argument', `schema is not a JSON Schema: it needs one of ${SCHEMA_KEYWORDS.join(', ')} at the top, e.g. {"type":"object","properties":{...}}.`);
+    throw new ServiceError(
+      'invalid_argument',
+      `schema is not a JSON Schema: it needs one of ${SCHEMA_KEYWORDS.join(', ')} at the top, e.g. {"type":"object","properties":{...}}.`,
+    );
   }
   const isObject = !needsWrapping(normalised);
   let schema = normalised;
@@ -81,7 +93,18 @@ function compile(ajv: Ajv2020, schema: Json): ValidateFunction {
 /** Subschema positions of JSON Schema 2020-12: maps of schemas, arrays of schemas, single schemas. */
 const MAP_KEYS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
 const LIST_KEYS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
-const ONE_KEYS = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems'];
+const ONE_KEYS = [
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+];
 
 /** Applies `fn` to a schema node after rewriting its subschemas. */
 function mapSchema(node: unknown, fn: (node: Json) => Json): unknown {
@@ -89,7 +112,8 @@ function mapSchema(node: unknown, fn: (node: Json) => Json): unknown {
   const out: Json = { ...(node as Json) };
   for (const key of MAP_KEYS) {
     const value = out[key];
-    if (value && typeof value === 'object' && !Array.isArray(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapSchema(v, fn)]));
+    if (value && typeof value === 'object' && !Array.isArray(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapSchema(v, fn)]));
   }
   for (const key of LIST_KEYS) if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map((v) => mapSchema(v, fn));
   for (const key of ONE_KEYS) {
@@ -133,7 +157,12 @@ function toModelSchema(schema: Json): unknown {
 export function formatErrors(errors: ErrorObject[] | null | undefined): string[] {
   return (errors ?? []).map((error) => {
     const where = error.instancePath || '(root)';
-    const extra = error.keyword === 'additionalProperties' ? ` "${String((error.params as { additionalProperty?: string }).additionalProperty)}"` : error.keyword === 'enum' ? `: ${JSON.stringify((error.params as { allowedValues?: unknown }).allowedValues)}` : '';
+    const extra =
+      error.keyword === 'additionalProperties'
+        ? ` "${String((error.params as { additionalProperty?: string }).additionalProperty)}"`
+        : error.keyword === 'enum'
+          ? `: ${JSON.stringify((error.params as { allowedValues?: unknown }).allowedValues)}`
+          : '';
     return `${where}: ${error.message ?? error.keyword}${extra}`;
   });
 }
@@ -142,7 +171,12 @@ export function formatErrors(errors: ErrorObject[] | null | undefined): string[]
  * Replaces the element refs the model gave for URL fields with their real hrefs. A value that is neither a known link
  * ref nor one of the page's own hrefs is reported, never passed through.
  */
-export function mapUrlRefs(value: unknown, schema: Json, hrefOf: (ref: string) => string | undefined, knownHrefs: Set<string>): { value: unknown; errors: string[] } {
+export function mapUrlRefs(
+  value: unknown,
+  schema: Json,
+  hrefOf: (ref: string) => string | undefined,
+  knownHrefs: Set<string>,
+): { value: unknown; errors: string[] } {
   const errors: string[] = [];
   const walk = (v: unknown, node: unknown, path: string, depth: number): unknown => {
     const s = resolve(node, schema);
@@ -152,7 +186,9 @@ export function mapUrlRefs(value: unknown, schema: Json, hrefOf: (ref: string) =
       const href = hrefOf(ref);
       if (href) return href;
       if (knownHrefs.has(v)) return v;
-      errors.push(`${path || '(root)'}: "${v.slice(0, 80)}" is not the ref of a link in the page text; answer with a link's ref like "0-12", or null/omit it if there is none`);
+      errors.push(
+        `${path || '(root)'}: "${v.slice(0, 80)}" is not the ref of a link in the page text; answer with a link's ref like "0-12", or null/omit it if there is none`,
+      );
       return v;
     }
     if (Array.isArray(v)) {
@@ -163,7 +199,9 @@ export function mapUrlRefs(value: unknown, schema: Json, hrefOf: (ref: string) =
       const target = s.properties ? s : objectBranch(s, schema);
       if (!target) return v;
       const properties = (target.properties ?? {}) as Json;
-      return Object.fromEntries(Object.entries(v).map(([k, item]) => [k, k in properties ? walk(item, properties[k], `${path}/${k}`, depth + 1) : item]));
+      return Object.fromEntries(
+        Object.entries(v).map(([k, item]) => [k, k in properties ? walk(item, properties[k], `${path}/${k}`, depth + 1) : item]),
+      );
     }
     return v;
   };

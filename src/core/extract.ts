@@ -17,7 +17,13 @@ export const ExtractOptions = z
     iframes: z.boolean().optional().describe('Include iframe content (default false).'),
     modelName: z.string().min(1).optional().describe('Model for this call, e.g. "openai/gpt-4.1-mini" or "anthropic/claude-sonnet-4-6".'),
     modelClientOptions: z.record(z.string(), z.unknown()).optional().describe('Model client options: apiKey, baseURL, organization, ...'),
-    domSettleTimeoutMs: z.number().int().min(0).max(300_000).optional().describe('Longest wait for the DOM to settle before reading, ms (default 30000).'),
+    domSettleTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(300_000)
+      .optional()
+      .describe('Longest wait for the DOM to settle before reading, ms (default 30000).'),
   })
   .strict();
 export type ExtractOptions = z.infer<typeof ExtractOptions>;
@@ -42,7 +48,6 @@ export interface ExtractOutcome {
   usage?: Usage;
 }
 
-
 /** How much page text one model call may carry, in estimated tokens; set EXTRACT_MAX_PAGE_TOKENS to change it. */
 export const DEFAULT_MAX_PAGE_TOKENS = 100_000;
 /** A page needing more calls than this is refused rather than run up a large bill. */
@@ -61,7 +66,12 @@ export interface ExtractLimits {
  * The three forms of extract (2.10): nothing -> {pageText}; instruction -> {extraction}; schema -> an object valid
  * against it. Options are checked and the model resolved before the page is read, so bad input fails fast.
  */
-export async function extract(session: Session, options: ExtractOptions, config: Pick<ServiceConfig, 'model' | 'env'>, ctx: OperationContext = {}): Promise<ExtractOutcome> {
+export async function extract(
+  session: Session,
+  options: ExtractOptions,
+  config: Pick<ServiceConfig, 'model' | 'env'>,
+  ctx: OperationContext = {},
+): Promise<ExtractOutcome> {
   const snapshotOptions = { selector: options.selector, iframes: options.iframes, domSettleTimeoutMs: options.domSettleTimeoutMs };
   if (!options.instruction && !options.schema) {
     const snapshot = await takeSnapshot(session, snapshotOptions, ctx);
@@ -98,19 +108,32 @@ export async function extractFromSnapshot(
   const answers: unknown[] = [];
   for (const [i, chunk] of chunks.entries()) {
     throwIfAborted(ctx.signal);
-    if (chunks.length > 1) ctx.progress?.({ message: `Reading part ${i + 1} of ${chunks.length} of the page`, data: { stage: 'extract_chunk', part: i + 1, parts: chunks.length } });
+    if (chunks.length > 1)
+      ctx.progress?.({
+        message: `Reading part ${i + 1} of ${chunks.length} of the page`,
+        data: { stage: 'extract_chunk', part: i + 1, parts: chunks.length },
+      });
     const page = pageMessage(instruction, snapshot, chunk, i, chunks.length);
-    answers.push(request.schema ? await structured(llm, page, request.schema, snapshot, usage, ctx.signal, chunks.length > 1) : await prose(llm, page, usage, ctx.signal, chunks.length > 1));
+    answers.push(
+      request.schema
+        ? await structured(llm, page, request.schema, snapshot, usage, ctx.signal, chunks.length > 1)
+        : await prose(llm, page, usage, ctx.signal, chunks.length > 1),
+    );
   }
   if (!request.schema) {
-    const extraction = answers.length === 1 ? (answers[0] as string) : await combineProse(llm, instruction, answers as string[], usage, ctx.signal);
+    const extraction =
+      answers.length === 1 ? (answers[0] as string) : await combineProse(llm, instruction, answers as string[], usage, ctx.signal);
     return { result: { extraction }, usage: usage.total };
   }
   const merged = answers.reduce((a, b) => mergeValues(a, b)) as Record<string, unknown>;
   // Merging parts can break constraints (maxItems, uniqueItems) that each part met.
   if (!request.schema.validate(merged)) {
     const errors = formatErrors(request.schema.validate.errors);
-    throw new ServiceError('extraction_invalid', `The answers for the ${chunks.length} parts of the page do not match the schema once merged: ${errors.slice(0, 5).join('; ')}. Limit the page with selector.`, { details: { errors } });
+    throw new ServiceError(
+      'extraction_invalid',
+      `The answers for the ${chunks.length} parts of the page do not match the schema once merged: ${errors.slice(0, 5).join('; ')}. Limit the page with selector.`,
+      { details: { errors } },
+    );
   }
   const value = unwrap(request.schema, merged);
   return { result: (request.schema.wrapped ? { [WRAPPED_RESULT_KEY]: value } : value) as ExtractResult, usage: usage.total };
@@ -128,10 +151,21 @@ const PROSE_RULES = ' Answer the instruction in plain text, completely and conci
 
 function pageMessage(instruction: string, snapshot: PageSnapshot, chunk: string, index: number, count: number): ChatMessage {
   const part = count > 1 ? ` (part ${index + 1} of ${count})` : '';
-  return { role: 'user', content: `Instruction: ${instruction}\n\nPage: ${snapshot.title || '(untitled)'} - ${snapshot.url}${part}\n<page>\n${chunk}\n</page>` };
+  return {
+    role: 'user',
+    content: `Instruction: ${instruction}\n\nPage: ${snapshot.title || '(untitled)'} - ${snapshot.url}${part}\n<page>\n${chunk}\n</page>`,
+  };
 }
 
-async function structured(llm: LLMClient, page: ChatMessage, schema: PreparedSchema, snapshot: PageSnapshot, usage: UsageTotal, signal: AbortSignal | undefined, partial: boolean): Promise<unknown> {
+async function structured(
+  llm: LLMClient,
+  page: ChatMessage,
+  schema: PreparedSchema,
+  snapshot: PageSnapshot,
+  usage: UsageTotal,
+  signal: AbortSignal | undefined,
+  partial: boolean,
+): Promise<unknown> {
   const system = SYSTEM + (partial ? PART_NOTE : '') + STRUCTURED_RULES;
   const messages: ChatMessage[] = [page];
   const hrefs = new Set([...snapshot.refs.values()].flatMap((ref) => (ref.href ? [ref.href] : [])));
@@ -146,7 +180,10 @@ async function structured(llm: LLMClient, page: ChatMessage, schema: PreparedSch
     } catch (err) {
       if (!(err instanceof ServiceError && (err.details as { reason?: string } | undefined)?.reason === 'invalid_json')) throw err;
       errors = [`(root): ${err.message}`];
-      messages.push({ role: 'user', content: 'Your answer was not a valid JSON object. Answer again with only the JSON object matching the schema.' });
+      messages.push({
+        role: 'user',
+        content: 'Your answer was not a valid JSON object. Answer again with only the JSON object matching the schema.',
+      });
       continue;
     }
     const checked = checkAnswer(value, schema, snapshot, hrefs);
@@ -154,14 +191,26 @@ async function structured(llm: LLMClient, page: ChatMessage, schema: PreparedSch
     errors = checked.errors;
     messages.push(
       { role: 'assistant', content: JSON.stringify(value) },
-      { role: 'user', content: `Your answer does not match the schema:\n- ${errors.join('\n- ')}\nAnswer again with the complete, corrected JSON object.` },
+      {
+        role: 'user',
+        content: `Your answer does not match the schema:\n- ${errors.join('\n- ')}\nAnswer again with the complete, corrected JSON object.`,
+      },
     );
   }
-  throw new ServiceError('extraction_invalid', `The model's answer did not match the schema after ${MAX_RETRIES + 1} attempts: ${errors.slice(0, 5).join('; ')}`, { details: { errors } });
+  throw new ServiceError(
+    'extraction_invalid',
+    `The model's answer did not match the schema after ${MAX_RETRIES + 1} attempts: ${errors.slice(0, 5).join('; ')}`,
+    { details: { errors } },
+  );
 }
 
 /** Validates the model's answer, maps link refs to hrefs, and validates the result against the caller's schema. */
-function checkAnswer(value: unknown, schema: PreparedSchema, snapshot: PageSnapshot, hrefs: Set<string>): { value: unknown; errors: string[] } {
+function checkAnswer(
+  value: unknown,
+  schema: PreparedSchema,
+  snapshot: PageSnapshot,
+  hrefs: Set<string>,
+): { value: unknown; errors: string[] } {
   if (!schema.validateModel(value)) return { value, errors: formatErrors(schema.validateModel.errors) };
   const mapped = mapUrlRefs(value, schema.schema, (ref) => snapshot.refs.get(ref)?.href, hrefs);
   if (mapped.errors.length) return mapped;
@@ -169,17 +218,31 @@ function checkAnswer(value: unknown, schema: PreparedSchema, snapshot: PageSnaps
   return mapped;
 }
 
-async function prose(llm: LLMClient, page: ChatMessage, usage: UsageTotal, signal: AbortSignal | undefined, partial: boolean): Promise<string> {
+async function prose(
+  llm: LLMClient,
+  page: ChatMessage,
+  usage: UsageTotal,
+  signal: AbortSignal | undefined,
+  partial: boolean,
+): Promise<string> {
   const response = await llm.chat({ system: SYSTEM + (partial ? PART_NOTE : '') + PROSE_RULES, messages: [page], signal });
   usage.add(response.usage);
   const who = `The ${llm.provider} model "${llm.model}"`;
-  if (response.stopReason === 'refusal') throw new ServiceError('model_error', `${who} refused to answer${response.text ? `: ${response.text.slice(0, 300)}` : '.'}`);
-  if (response.stopReason === 'max_tokens') throw new ServiceError('model_error', `${who} answer was cut off at its output token limit; narrow the instruction or the selector.`);
+  if (response.stopReason === 'refusal')
+    throw new ServiceError('model_error', `${who} refused to answer${response.text ? `: ${response.text.slice(0, 300)}` : '.'}`);
+  if (response.stopReason === 'max_tokens')
+    throw new ServiceError('model_error', `${who} answer was cut off at its output token limit; narrow the instruction or the selector.`);
   if (!response.text.trim()) throw new ServiceError('model_error', `${who} returned an empty answer.`);
   return response.text.trim();
 }
 
-async function combineProse(llm: LLMClient, instruction: string, parts: string[], usage: UsageTotal, signal: AbortSignal | undefined): Promise<string> {
+async function combineProse(
+  llm: LLMClient,
+  instruction: string,
+  parts: string[],
+  usage: UsageTotal,
+  signal: AbortSignal | undefined,
+): Promise<string> {
   throwIfAborted(signal);
   const content = `Instruction: ${instruction}\n\nAnswers found in consecutive parts of one page:\n${parts.map((p, i) => `<part n="${i + 1}">\n${p}\n</part>`).join('\n')}\n\nCombine them into one answer to the instruction. Drop parts that say they found nothing.`;
   return prose(llm, { role: 'user', content }, usage, signal, false);
@@ -233,7 +296,8 @@ export class UsageTotal {
     this.sum.output_tokens += usage.output_tokens;
     this.sum.inference_time_ms += usage.inference_time_ms;
     if (usage.reasoning_tokens !== undefined) this.sum.reasoning_tokens = (this.sum.reasoning_tokens ?? 0) + usage.reasoning_tokens;
-    if (usage.cached_input_tokens !== undefined) this.sum.cached_input_tokens = (this.sum.cached_input_tokens ?? 0) + usage.cached_input_tokens;
+    if (usage.cached_input_tokens !== undefined)
+      this.sum.cached_input_tokens = (this.sum.cached_input_tokens ?? 0) + usage.cached_input_tokens;
   }
 
   get total(): Usage {

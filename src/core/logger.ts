@@ -7,7 +7,15 @@ export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info'): L
       name: 'browser-session-mcp',
       level,
       redact: {
-        paths: ['apiKey', '*.apiKey', '*.*.apiKey', 'headers["x-svc-api-key"]', 'headers.authorization', '*.headers["x-svc-api-key"]', '*.headers.authorization'],
+        paths: [
+          'apiKey',
+          '*.apiKey',
+          '*.*.apiKey',
+          'headers["x-svc-api-key"]',
+          'headers.authorization',
+          '*.headers["x-svc-api-key"]',
+          '*.headers.authorization',
+        ],
         censor: '[redacted]',
       },
     },

@@ -72,13 +72,21 @@ export function checkUrl(raw: string, policy: NavigatePolicy): URL {
   if (ALWAYS_ALLOWED.has(url.protocol) || url.href === 'about:blank') return url;
   if (LOCAL_SCHEMES.has(url.protocol)) {
     if (policy.allowFileUrls) return url;
-    throw new ServiceError('url_not_allowed', `${url.protocol} URLs are refused; only http and https are allowed unless the server runs with --allow-file-urls.`);
+    throw new ServiceError(
+      'url_not_allowed',
+      `${url.protocol} URLs are refused; only http and https are allowed unless the server runs with --allow-file-urls.`,
+    );
   }
   throw new ServiceError('url_not_allowed', `${url.protocol} URLs are not supported; use http or https.`);
 }
 
 /** Navigates the session's page (or one of its frames) and answers the main resource's response. */
-export async function navigate(session: Session, req: NavigateRequest, policy: NavigatePolicy, ctx: OperationContext = {}): Promise<NavigateResponse> {
+export async function navigate(
+  session: Session,
+  req: NavigateRequest,
+  policy: NavigatePolicy,
+  ctx: OperationContext = {},
+): Promise<NavigateResponse> {
   const url = checkUrl(req.url, policy);
   const frame = req.frameId ? session.frame(req.frameId) : session.page.mainFrame();
   const timeout = req.options?.timeout ?? DEFAULTS.navigationTimeoutMs;
@@ -119,7 +127,10 @@ export async function navigate(session: Session, req: NavigateRequest, policy: N
     stopProgress();
   }
   const result = response ? await serializeResponse(response, frameId) : null;
-  ctx.progress?.({ message: result ? `finished with status ${result.status}` : 'finished without a network response', data: { stage: 'finished', status: result?.status ?? null } });
+  ctx.progress?.({
+    message: result ? `finished with status ${result.status}` : 'finished without a network response',
+    data: { stage: 'finished', status: result?.status ?? null },
+  });
   return { success: true, data: { result, actionId } };
 }
 
@@ -182,7 +193,10 @@ function reportStages(frame: Frame, ctx: OperationContext): () => void {
   const progress = ctx.progress;
   const onResponse = (response: Response) => {
     if (response.frame() === frame && response.request().isNavigationRequest()) {
-      progress({ message: `response ${response.status()} from ${response.url()}`, data: { stage: 'response', status: response.status(), url: response.url() } });
+      progress({
+        message: `response ${response.status()} from ${response.url()}`,
+        data: { stage: 'response', status: response.status(), url: response.url() },
+      });
     }
   };
   const onDomContentLoaded = () => progress({ message: 'DOM content loaded', data: { stage: 'domcontentloaded' } });
@@ -205,7 +219,10 @@ function reportStages(frame: Frame, ctx: OperationContext): () => void {
 async function serializeResponse(response: Response, frameId: string): Promise<NavigationResponse> {
   const redirectChain: string[] = [];
   for (let request = response.request().redirectedFrom(); request; request = request.redirectedFrom()) redirectChain.unshift(request.url());
-  const [headers, serverAddr] = await Promise.all([response.allHeaders().catch(() => response.headers()), response.serverAddr().catch(() => null)]);
+  const [headers, serverAddr] = await Promise.all([
+    response.allHeaders().catch(() => response.headers()),
+    response.serverAddr().catch(() => null),
+  ]);
   const timing = response.request().timing();
   return {
     url: response.url(),

@@ -70,7 +70,12 @@ export class BrowserService {
 
   /** Runs the agent in the session's queue, so nothing else touches the page until it has finished. */
   agentExecute(owner: string, id: string, req: AgentExecuteRequest, ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
-    return this.operate(owner, id, (session) => runAgent(session, req.agentConfig ?? {}, req.executeOptions, { config: this.config }, ctx), ctx);
+    return this.operate(
+      owner,
+      id,
+      (session) => runAgent(session, req.agentConfig ?? {}, req.executeOptions, { config: this.config }, ctx),
+      ctx,
+    );
   }
 
   /**

@@ -61,7 +61,14 @@ export function whenCrashed(page: Page): Promise<never> {
 }
 function trackCrash(page: Page): void {
   const crash = new Promise<never>((_, reject) =>
-    page.once('crash', () => reject(new ServiceError('page_crashed', 'The page crashed (out of memory or a renderer fault) while it was being read. The session now has a fresh blank page; navigate again to continue.'))),
+    page.once('crash', () =>
+      reject(
+        new ServiceError(
+          'page_crashed',
+          'The page crashed (out of memory or a renderer fault) while it was being read. The session now has a fresh blank page; navigate again to continue.',
+        ),
+      ),
+    ),
   );
   crash.catch(() => undefined);
   crashes.set(page, crash);
@@ -118,7 +125,10 @@ export class Session {
   frame(id: string): Frame {
     const frame = this.framesById.get(id)?.deref();
     if (!frame || frame.isDetached() || frame.page() !== this.page) {
-      throw new ServiceError('frame_not_found', `No frame with id "${id}" in this session's page. Frame ids come from session_start and session_list (frames) and from the page text.`);
+      throw new ServiceError(
+        'frame_not_found',
+        `No frame with id "${id}" in this session's page. Frame ids come from session_start and session_list (frames) and from the page text.`,
+      );
     }
     return frame;
   }
@@ -161,7 +171,9 @@ export class Session {
         // The operation already told the caller about the crash; swap the page now so the next one is not told again.
         if (this.crashed && err instanceof ServiceError && err.code === 'page_crashed') {
           this.crashed = false;
-          await this.replacePage().catch((replaceErr) => this.logger.warn({ err: replaceErr, session: this.id }, 'replacing a crashed page failed'));
+          await this.replacePage().catch((replaceErr) =>
+            this.logger.warn({ err: replaceErr, session: this.id }, 'replacing a crashed page failed'),
+          );
         }
         throw err;
       });
@@ -201,7 +213,10 @@ export class Session {
     if (!this.crashed) return;
     this.crashed = false;
     await this.replacePage();
-    throw new ServiceError('page_crashed', 'The page crashed (out of memory or a renderer fault). The session now has a fresh blank page; navigate again to continue.');
+    throw new ServiceError(
+      'page_crashed',
+      'The page crashed (out of memory or a renderer fault). The session now has a fresh blank page; navigate again to continue.',
+    );
   }
 
   /**
@@ -217,7 +232,11 @@ export class Session {
       .catch(() => false)
       .then(async (answered) => {
         if (answered || page !== this.page || this.closedReason) return;
-        this.recordEvent({ type: 'unresponsive', message: 'The page stopped responding (a script that never yields); the session continues on a fresh blank page.', url: page.url() });
+        this.recordEvent({
+          type: 'unresponsive',
+          message: 'The page stopped responding (a script that never yields); the session continues on a fresh blank page.',
+          url: page.url(),
+        });
         this.logger.warn({ session: this.id }, 'page unresponsive; replaced');
         await this.replacePage();
       })
@@ -233,7 +252,9 @@ export class Session {
       this.openingPage = false;
     }
     this.watchPage(this.page);
-    await withTimeout(old.close({ runBeforeUnload: false }), CLOSE_TIMEOUT_MS, () => new Error('page close timed out')).catch(() => undefined);
+    await withTimeout(old.close({ runBeforeUnload: false }), CLOSE_TIMEOUT_MS, () => new Error('page close timed out')).catch(
+      () => undefined,
+    );
   }
 
   private watchContext(): void {
@@ -274,7 +295,11 @@ export class Session {
     const type = dialog.type();
     const accept = type === 'alert' || type === 'beforeunload';
     // The page that asked, which may be one just replaced, not the session's current page.
-    this.recordEvent({ type: 'dialog', message: `${type} "${dialog.message().slice(0, 200)}" was ${accept ? 'accepted' : 'dismissed'} by policy.`, url: (dialog.page() ?? this.page).url() });
+    this.recordEvent({
+      type: 'dialog',
+      message: `${type} "${dialog.message().slice(0, 200)}" was ${accept ? 'accepted' : 'dismissed'} by policy.`,
+      url: (dialog.page() ?? this.page).url(),
+    });
     (accept ? dialog.accept() : dialog.dismiss()).catch(() => undefined);
   }
 }
@@ -319,7 +344,10 @@ export class SessionRegistry {
   async start(owner: string): Promise<Session> {
     if (this.closing) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
     if (this.openCount() + this.starting >= this.options.maxSessions) {
-      throw new ServiceError('session_limit', `The server already has ${this.options.maxSessions} open sessions (--max-sessions). End a session with session_end and try again.`);
+      throw new ServiceError(
+        'session_limit',
+        `The server already has ${this.options.maxSessions} open sessions (--max-sessions). End a session with session_end and try again.`,
+      );
     }
     this.starting++;
     try {
@@ -345,7 +373,12 @@ export class SessionRegistry {
     try {
       return await browser.newContext(options);
     } catch (err) {
-      if (browser.isConnected()) throw new ServiceError('browser_unavailable', `Could not open a browser context: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, { cause: err });
+      if (browser.isConnected())
+        throw new ServiceError(
+          'browser_unavailable',
+          `Could not open a browser context: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+          { cause: err },
+        );
       // The browser died between launch and use; relaunch once.
       return (await this.browser.get()).newContext(options);
     }
@@ -355,7 +388,10 @@ export class SessionRegistry {
   get(id: string, owner: string): Session {
     const session = this.sessions.get(id);
     if (!session || session.owner !== owner) {
-      throw new ServiceError('session_not_found', `No session with id "${id}". It may have ended or expired after being idle; start a new one with session_start.`);
+      throw new ServiceError(
+        'session_not_found',
+        `No session with id "${id}". It may have ended or expired after being idle; start a new one with session_start.`,
+      );
     }
     if (session.closedReason) throw new ServiceError('session_closed', session.closedReason);
     return session;

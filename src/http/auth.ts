@@ -31,7 +31,10 @@ export class ApiKeys {
     if (!this.enabled) return OPEN_OWNER;
     const presented = headerValue(req, API_KEY_HEADER) ?? (options.bearer ? bearerToken(req) : undefined);
     if (!presented) {
-      throw new ServiceError('unauthorized', `Missing API key: send it in the ${API_KEY_HEADER} header${options.bearer ? ' or as Authorization: Bearer <key>' : ''}.`);
+      throw new ServiceError(
+        'unauthorized',
+        `Missing API key: send it in the ${API_KEY_HEADER} header${options.bearer ? ' or as Authorization: Bearer <key>' : ''}.`,
+      );
     }
     const candidate = this.digest(presented);
     let match: Buffer | undefined;

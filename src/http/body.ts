@@ -19,7 +19,10 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   // A JSON content type is required so a web page cannot post here with a CORS-free "simple" request.
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && !type.endsWith('+json')) {
-    throw new ServiceError('unsupported_media_type', `The body must be JSON with Content-Type: application/json (got "${type || 'none'}").`);
+    throw new ServiceError(
+      'unsupported_media_type',
+      `The body must be JSON with Content-Type: application/json (got "${type || 'none'}").`,
+    );
   }
   const text = Buffer.concat(chunks).toString('utf8');
   try {

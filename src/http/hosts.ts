@@ -42,7 +42,10 @@ export function checkHost(req: IncomingMessage, allowed: Set<string> | undefined
   if (!allowed) return;
   const host = req.headers.host;
   if (!host || !allowed.has(hostNameOf(host))) {
-    throw new ServiceError('host_not_allowed', `Host "${host ?? ''}" is not allowed. Reach the server as localhost, or start it with --allowed-hosts naming this host.`);
+    throw new ServiceError(
+      'host_not_allowed',
+      `Host "${host ?? ''}" is not allowed. Reach the server as localhost, or start it with --allowed-hosts naming this host.`,
+    );
   }
   const origin = req.headers.origin;
   if (origin === undefined) return;
@@ -52,5 +55,6 @@ export function checkHost(req: IncomingMessage, allowed: Set<string> | undefined
   } catch {
     throw new ServiceError('host_not_allowed', `Origin "${origin}" is not a valid origin.`);
   }
-  if (!allowed.has(originHost)) throw new ServiceError('host_not_allowed', `Origin "${origin}" is not allowed; web pages from other sites may not call this server.`);
+  if (!allowed.has(originHost))
+    throw new ServiceError('host_not_allowed', `Origin "${origin}" is not allowed; web pages from other sites may not call this server.`);
 }

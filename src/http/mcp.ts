@@ -60,7 +60,8 @@ export class McpEndpoint {
     }
     const session = this.sessions.get(id);
     // Another key's MCP session is reported missing, like its browser sessions, so ids cannot be probed.
-    if (!session || session.owner !== owner) return rpcError(res, 404, RPC.sessionNotFound, 'Session not found; initialize a new MCP session.');
+    if (!session || session.owner !== owner)
+      return rpcError(res, 404, RPC.sessionNotFound, 'Session not found; initialize a new MCP session.');
     // A session with a request or stream open is in use however long it runs.
     session.inflight++;
     res.once('close', () => {
@@ -95,7 +96,8 @@ export class McpEndpoint {
   /** MCP sessions nobody has used for the idle timeout are closed, like idle browser sessions. */
   private closeIdle(): void {
     const cutoff = Date.now() - this.idleTimeoutMs;
-    for (const session of this.sessions.values()) if (session.inflight === 0 && session.lastSeen < cutoff) void session.server.close().catch(() => undefined);
+    for (const session of this.sessions.values())
+      if (session.inflight === 0 && session.lastSeen < cutoff) void session.server.close().catch(() => undefined);
   }
 
   async close(): Promise<void> {

@@ -39,7 +39,13 @@ function operation(route: Route): Json {
     parameters.push({ name, in: 'path', required: true, schema: { type: 'string' }, description: 'Session identifier.' });
   }
   if (route.streams) {
-    parameters.push({ name: 'x-stream-response', in: 'header', required: false, schema: { type: 'string', enum: ['true', 'false'] }, description: '`true` answers text/event-stream.' });
+    parameters.push({
+      name: 'x-stream-response',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', enum: ['true', 'false'] },
+      description: '`true` answers text/event-stream.',
+    });
   }
   const json: Json = { schema: { $ref: `#/components/schemas/${route.operationId}Response` } };
   const success: Json = { description: 'Success.', content: { 'application/json': json } };
@@ -54,7 +60,12 @@ function operation(route: Route): Json {
     summary: route.summary,
     ...(parameters.length ? { parameters } : {}),
     ...(route.body
-      ? { requestBody: { required: route.operationId !== 'SessionStart', content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.operationId}Request` } } } } }
+      ? {
+          requestBody: {
+            required: route.operationId !== 'SessionStart',
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.operationId}Request` } } },
+          },
+        }
       : {}),
     responses: { '200': success, ...errorResponses(route) },
     ...(route.auth ? {} : { security: [] }),
@@ -82,7 +93,12 @@ export function openApiDocument(routes: Route[]): Json {
     components: {
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER },
-        ProjectId: { type: 'apiKey', in: 'header', name: 'x-svc-project-id', description: 'Deprecated and ignored: keys are scoped to one project.' },
+        ProjectId: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-svc-project-id',
+          description: 'Deprecated and ignored: keys are scoped to one project.',
+        },
       },
       schemas,
     },

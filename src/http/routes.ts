@@ -110,7 +110,8 @@ export const routes: Route[] = [
     method: 'POST',
     path: '/v1/sessions/{id}/extract',
     operationId: 'SessionExtract',
-    summary: 'Extract data from the page: {pageText} with no options, {extraction} for an instruction, or an object valid against a JSON Schema.',
+    summary:
+      'Extract data from the page: {pageText} with no options, {extraction} for an instruction, or an object valid against a JSON Schema.',
     body: ExtractRequest,
     response: ExtractResponse,
     streams: true,
@@ -162,7 +163,8 @@ export function matchRoute(method: string, pathname: string): { match?: RouteMat
   for (const candidate of literal.length ? literal : routes) {
     const params = matchPath(candidate.path, pathname);
     if (!params) continue;
-    if (candidate.method === method || (method === 'HEAD' && candidate.method === 'GET')) return { match: { route: candidate, params }, allowed };
+    if (candidate.method === method || (method === 'HEAD' && candidate.method === 'GET'))
+      return { match: { route: candidate, params }, allowed };
     allowed.push(candidate.method);
   }
   return { allowed };

@@ -9,7 +9,9 @@ export const StartSessionRequest = z.object({}).strict().describe('No start opti
 
 export const SessionResponse = z.object({ success: z.literal(true), data: SessionInfoSchema }).strict();
 
-export const SessionListResponse = z.object({ success: z.literal(true), data: z.object({ sessions: z.array(SessionInfoSchema) }).strict() }).strict();
+export const SessionListResponse = z
+  .object({ success: z.literal(true), data: z.object({ sessions: z.array(SessionInfoSchema) }).strict() })
+  .strict();
 
 export const EndSessionResponse = z.object({ success: z.literal(true) }).strict();
 
@@ -22,7 +24,9 @@ export const ExtractResponse = z
     success: z.literal(true),
     data: z
       .object({
-        result: ExtractResult.describe('{pageText} with no options, {extraction} for an instruction alone, else an object valid against the schema.'),
+        result: ExtractResult.describe(
+          '{pageText} with no options, {extraction} for an instruction alone, else an object valid against the schema.',
+        ),
         actionId: z.string(),
         usage: Usage.optional().describe('Absent when no model was called.'),
       })
@@ -32,4 +36,6 @@ export const ExtractResponse = z
 
 export const AgentExecuteResponse = z.object({ success: z.literal(true), data: z.object({ result: AgentResult }).strict() }).strict();
 
-export const HealthResponse = z.object({ success: z.literal(true), data: z.object({ status: z.literal('ok'), version: z.string() }).strict() }).strict();
+export const HealthResponse = z
+  .object({ success: z.literal(true), data: z.object({ status: z.literal('ok'), version: z.string() }).strict() })
+  .strict();

@@ -113,7 +113,13 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
 }
 
 /** Validates the body, then answers JSON, or SSE when the route streams and the caller asked for it. */
-async function runRoute(service: BrowserService, { route, params }: RouteMatch, owner: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function runRoute(
+  service: BrowserService,
+  { route, params }: RouteMatch,
+  owner: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const raw = route.body ? await readJsonBody(req) : undefined;
   let body: unknown;
   if (route.body) {
@@ -124,7 +130,16 @@ async function runRoute(service: BrowserService, { route, params }: RouteMatch, 
   if (route.streams && wantsStream(req, raw)) {
     // Unknown sessions are answered 404 before the stream opens; once it is open, errors arrive as `error` events.
     const info = service.getSession(owner, params.id!);
-    await streamOperation(res, { operation: route.operationId, sessionId: info.id, url: info.url, run: async (ctx) => route.handle({ service, owner, params, body, ctx }) }, service.logger);
+    await streamOperation(
+      res,
+      {
+        operation: route.operationId,
+        sessionId: info.id,
+        url: info.url,
+        run: async (ctx) => route.handle({ service, owner, params, body, ctx }),
+      },
+      service.logger,
+    );
     return;
   }
   const result = await route.handle({ service, owner, params, body, ctx: { signal: disconnectSignal(res) } });

@@ -60,7 +60,8 @@ export async function streamOperation(res: ServerResponse, op: StreamedOperation
     send('finished', body);
   } catch (err) {
     const error: ServiceError = toHttpError(err, logger, { route: op.operation, session: op.sessionId });
-    if (signal.aborted) logger.info({ session: op.sessionId, operation: op.operation, code: error.code }, 'client disconnected during a streamed operation');
+    if (signal.aborted)
+      logger.info({ session: op.sessionId, operation: op.operation, code: error.code }, 'client disconnected during a streamed operation');
     send('error', errorBody(error));
   } finally {
     clearInterval(keepalive);

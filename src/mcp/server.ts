@@ -29,7 +29,10 @@ export interface McpServerOptions {
 
 /** One MCP server per client connection; tools come from mcp/tools and call the shared core. */
 export function createMcpServer(service: BrowserService, options: McpServerOptions): Server {
-  const server = new Server({ name: 'browser-session-mcp', title: 'Browser sessions', version: VERSION }, { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(
+    { name: 'browser-session-mcp', title: 'Browser sessions', version: VERSION },
+    { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS },
+  );
   const tools = options.tools ?? defaultTools;
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listed: Tool[] = tools.map(describeTool);
@@ -37,7 +40,8 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
-    if (!tool) throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
+    if (!tool)
+      throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
     const sent: Array<Promise<unknown>> = [];
     const result = await callTool(tool, request.params.arguments ?? {}, {
       service,
@@ -54,7 +58,8 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
 
 async function callTool(tool: ToolDefinition, args: unknown, ctx: ToolContext): Promise<CallToolResult> {
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success) return errorResult(new ServiceError('invalid_argument', `Invalid arguments for ${tool.name}: ${formatIssues(parsed.error)}`));
+  if (!parsed.success)
+    return errorResult(new ServiceError('invalid_argument', `Invalid arguments for ${tool.name}: ${formatIssues(parsed.error)}`));
   try {
     const output = await tool.run(parsed.data, ctx);
     const meta: Record<string, unknown> = { ...output.meta };
@@ -106,12 +111,26 @@ function progressSender(
   if (token !== undefined) {
     let step = 0;
     return (event) => {
-      sent.push(extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message: event.message } }).catch(() => undefined));
+      sent.push(
+        extra
+          .sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: ++step, message: event.message },
+          })
+          .catch(() => undefined),
+      );
     };
   }
   if (args?.streamResponse === true) {
     return (event) => {
-      sent.push(extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'browser-session-mcp', data: { message: event.message, ...event.data } } }).catch(() => undefined));
+      sent.push(
+        extra
+          .sendNotification({
+            method: 'notifications/message',
+            params: { level: 'info', logger: 'browser-session-mcp', data: { message: event.message, ...event.data } },
+          })
+          .catch(() => undefined),
+      );
     };
   }
   return undefined;

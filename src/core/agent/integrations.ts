@@ -72,7 +72,10 @@ export class Integrations {
   async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<string> {
     const tool = this.tools.get(name);
     if (!tool) throw new ServiceError('invalid_argument', `Unknown tool "${name}".`);
-    const result = (await tool.connection.client.callTool({ name: tool.toolName, arguments: args }, undefined, { signal, timeout: CALL_TIMEOUT_MS })) as CallToolResult;
+    const result = (await tool.connection.client.callTool({ name: tool.toolName, arguments: args }, undefined, {
+      signal,
+      timeout: CALL_TIMEOUT_MS,
+    })) as CallToolResult;
     const text = resultText(result);
     if (result.isError) throw new Error(text || `${tool.toolName} failed without a message.`);
     return text;
@@ -102,9 +105,15 @@ export class Integrations {
       const listed: Tool[] = [];
       let cursor: string | undefined;
       do {
-        const page = await connection.client.listTools(cursor ? { cursor } : undefined, { signal, timeout: CONNECT_TIMEOUT_MS }).catch((err: unknown) => {
-          throw new ServiceError('integration_error', `Could not list the tools of MCP integration ${connection.label}: ${message(err)}`, { cause: err });
-        });
+        const page = await connection.client
+          .listTools(cursor ? { cursor } : undefined, { signal, timeout: CONNECT_TIMEOUT_MS })
+          .catch((err: unknown) => {
+            throw new ServiceError(
+              'integration_error',
+              `Could not list the tools of MCP integration ${connection.label}: ${message(err)}`,
+              { cause: err },
+            );
+          });
         listed.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor);
@@ -112,14 +121,23 @@ export class Integrations {
         const name = `${prefix}__${sanitize(tool.name)}`.slice(0, MAX_TOOL_NAME);
         if (reserved.has(name) || this.tools.has(name)) continue;
         const description = [tool.description ?? tool.title ?? tool.name, `(MCP integration ${connection.label})`].join(' ');
-        this.tools.set(name, { spec: { name, description, inputSchema: tool.inputSchema as Record<string, unknown> }, connection, toolName: tool.name });
+        this.tools.set(name, {
+          spec: { name, description, inputSchema: tool.inputSchema as Record<string, unknown> },
+          connection,
+          toolName: tool.name,
+        });
       }
     }
   }
 }
 
 function isClient(value: AgentIntegration): value is Client {
-  return typeof value === 'object' && value !== null && typeof (value as Client).callTool === 'function' && typeof (value as Client).listTools === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Client).callTool === 'function' &&
+    typeof (value as Client).listTools === 'function'
+  );
 }
 
 async function openConnection(item: AgentIntegration, index: number, signal?: AbortSignal): Promise<Connection> {
@@ -147,7 +165,12 @@ async function openConnection(item: AgentIntegration, index: number, signal?: Ab
       await legacy.connect(
         new SSEClientTransport(parsed, {
           requestInit,
-          eventSourceInit: headers ? { fetch: (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...headers } }) } : undefined,
+          eventSourceInit: headers
+            ? {
+                fetch: (input, init) =>
+                  fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...headers } }),
+              }
+            : undefined,
         }),
         options,
       );

@@ -37,11 +37,25 @@ interface StepTiming {
 type StopReason = 'done' | 'max_steps';
 
 /** Runs the agent on a session until it calls done, spends maxSteps, is cancelled, or its model fails. */
-export async function runAgent(session: Session, config: AgentConfig, options: AgentExecuteOptions, deps: AgentDeps, ctx: OperationContext = {}): Promise<AgentResult> {
+export async function runAgent(
+  session: Session,
+  config: AgentConfig,
+  options: AgentExecuteOptions,
+  deps: AgentDeps,
+  ctx: OperationContext = {},
+): Promise<AgentResult> {
   const started = performance.now();
   const signal = ctx.signal ?? new AbortController().signal;
   Toolbox.checkCustomTools(config.tools);
-  const llm = deps.llm ?? createLLMClient(resolveModel(modelName(config, deps.config.model), config.options, { model: deps.config.model, env: deps.config.env, provider: config.provider }));
+  const llm =
+    deps.llm ??
+    createLLMClient(
+      resolveModel(modelName(config, deps.config.model), config.options, {
+        model: deps.config.model,
+        env: deps.config.env,
+        provider: config.provider,
+      }),
+    );
   const integrations = await Integrations.connect(config.integrations, Toolbox.reservedNames(config.tools), signal);
   try {
     throwIfAborted(signal);
@@ -131,13 +145,27 @@ async function loop(
     let mark = performance.now();
     const notes = session.eventsSince(eventSeq).map((event) => `${event.message}${event.url ? ` (${event.url})` : ''}`);
     eventSeq = session.lastEventSeq;
-    const state = await observe(session, { step: steps, maxSteps, notes, screenshot: autoScreenshot || screenshotRequested, variables, signal });
+    const state = await observe(session, {
+      step: steps,
+      maxSteps,
+      notes,
+      screenshot: autoScreenshot || screenshotRequested,
+      variables,
+      signal,
+    });
     screenshotRequested = false;
     history.addState(state);
     timing.observeMs = Math.round(performance.now() - mark);
 
     mark = performance.now();
-    const response = await think(llm, { system, messages: history.messages, tools: toolbox.specs, toolChoice: 'required', maxOutputTokens: MAX_OUTPUT_TOKENS, signal });
+    const response = await think(llm, {
+      system,
+      messages: history.messages,
+      tools: toolbox.specs,
+      toolChoice: 'required',
+      maxOutputTokens: MAX_OUTPUT_TOKENS,
+      signal,
+    });
     timing.modelMs = Math.round(performance.now() - mark);
     addUsage(response.usage);
     history.addAssistant(response.text, response.toolCalls);
@@ -177,16 +205,26 @@ async function loop(
     timing.actionsMs = Math.round(performance.now() - mark);
     if (done) return finish('done', done.success, true, done.message);
   }
-  return finish('max_steps', false, false, `Stopped after ${actions.length} actions in ${steps} steps: maxSteps (${maxSteps}) was reached before the task was done.`);
+  return finish(
+    'max_steps',
+    false,
+    false,
+    `Stopped after ${actions.length} actions in ${steps} steps: maxSteps (${maxSteps}) was reached before the task was done.`,
+  );
 }
 
 async function think(llm: LLMClient, request: Parameters<LLMClient['chat']>[0]): Promise<ChatResponse> {
   try {
     return await llm.chat(request);
   } catch (err) {
-    if (request.signal?.aborted || isAbortError(err)) throw new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+    if (request.signal?.aborted || isAbortError(err))
+      throw new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
     if (err instanceof ServiceError) throw err;
-    throw new ServiceError('model_error', `The ${llm.provider} model "${llm.model}" failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new ServiceError(
+      'model_error',
+      `The ${llm.provider} model "${llm.model}" failed: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
 }
 
@@ -202,10 +240,12 @@ interface ObserveOptions {
 /** Reads the page for the model: text with refs (iframes included) and, when wanted, a screenshot taken after the text so both show the settled page. */
 async function observe(session: Session, options: ObserveOptions): Promise<PageState> {
   const page = session.page;
-  const snapshot = await takeSnapshot(session, { iframes: true, domSettleTimeoutMs: STEP_DOM_SETTLE_MS }, { signal: options.signal }).catch((err: unknown) => {
-    if (options.signal.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
-    return { text: `(The page text could not be read: ${describeToolError(err)})`, url: page.url(), title: '' };
-  });
+  const snapshot = await takeSnapshot(session, { iframes: true, domSettleTimeoutMs: STEP_DOM_SETTLE_MS }, { signal: options.signal }).catch(
+    (err: unknown) => {
+      if (options.signal.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
+      return { text: `(The page text could not be read: ${describeToolError(err)})`, url: page.url(), title: '' };
+    },
+  );
   const screenshot = options.screenshot
     ? await page
         .screenshot({ type: 'jpeg', quality: 50, timeout: SCREENSHOT_TIMEOUT_MS })

@@ -79,7 +79,13 @@ export class History {
   }
 
   addToolResult(call: ToolCall, result: CallResult): void {
-    this.messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: result.text, isError: result.error !== undefined });
+    this.messages.push({
+      role: 'tool',
+      toolCallId: call.id,
+      toolName: call.name,
+      content: result.text,
+      isError: result.error !== undefined,
+    });
   }
 
   addNudge(): void {

@@ -46,7 +46,8 @@ export class Toolbox {
       if (!/^[A-Za-z0-9_-]{1,64}$/.test(name) || sanitize(name) !== name) {
         throw new ServiceError('invalid_argument', `Custom tool name "${name}" must be 1-64 letters, digits, "_" or "-".`);
       }
-      if (BROWSER_TOOLS.some((builtin) => builtin.name === name)) throw new ServiceError('invalid_argument', `Custom tool "${name}" would hide the built-in browser tool of that name; rename it.`);
+      if (BROWSER_TOOLS.some((builtin) => builtin.name === name))
+        throw new ServiceError('invalid_argument', `Custom tool "${name}" would hide the built-in browser tool of that name; rename it.`);
       if (!tool || typeof tool.execute !== 'function' || !(tool.inputSchema instanceof z.ZodType)) {
         throw new ServiceError('invalid_argument', `Custom tool "${name}" needs a description, a zod inputSchema and an execute function.`);
       }
@@ -57,9 +58,14 @@ export class Toolbox {
   async call(call: ToolCall): Promise<CallResult> {
     try {
       const args = parseArguments(call);
-      return await withTimeout(this.dispatch(call.name, args), ACTION_GUARD_MS, () => new ServiceError('timeout', `${call.name} did not finish within ${ACTION_GUARD_MS / 1000} s.`));
+      return await withTimeout(
+        this.dispatch(call.name, args),
+        ACTION_GUARD_MS,
+        () => new ServiceError('timeout', `${call.name} did not finish within ${ACTION_GUARD_MS / 1000} s.`),
+      );
     } catch (err) {
-      if (this.env.signal.aborted || isAbortError(err)) throw new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+      if (this.env.signal.aborted || isAbortError(err))
+        throw new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
       const error = this.env.variables.redact(describeToolError(err));
       return { text: error, error };
     }
@@ -83,15 +89,20 @@ export class Toolbox {
       // Variables stay placeholders here: their values are for the page, not for third-party servers.
       return { text: clip(this.env.variables.redact(await this.integrations.call(name, args, this.env.signal))) };
     }
-    throw new ServiceError('invalid_argument', `Unknown tool "${name}". Available tools: ${this.specs.map((spec) => spec.name).join(', ')}.`);
+    throw new ServiceError(
+      'invalid_argument',
+      `Unknown tool "${name}". Available tools: ${this.specs.map((spec) => spec.name).join(', ')}.`,
+    );
   }
 }
 
 function parseArguments(call: ToolCall): Record<string, unknown> {
   const args = call.arguments;
   if (args === undefined || args === null || args === '') return {};
-  if (typeof args === 'string') throw new ServiceError('invalid_argument', `The arguments of ${call.name} were not valid JSON; send a JSON object.`);
-  if (typeof args !== 'object' || Array.isArray(args)) throw new ServiceError('invalid_argument', `The arguments of ${call.name} must be a JSON object.`);
+  if (typeof args === 'string')
+    throw new ServiceError('invalid_argument', `The arguments of ${call.name} were not valid JSON; send a JSON object.`);
+  if (typeof args !== 'object' || Array.isArray(args))
+    throw new ServiceError('invalid_argument', `The arguments of ${call.name} must be a JSON object.`);
   return args as Record<string, unknown>;
 }
 

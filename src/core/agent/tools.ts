@@ -55,7 +55,12 @@ export const BROWSER_TOOLS = [
     description: 'Open a URL in the current tab.',
     input: z.object({ url: z.string().min(1).describe('Absolute http(s) URL.') }).strict(),
     run: async ({ url }, env) => {
-      const response = await navigate(env.session, { url: env.variables.substitute(url), options: { timeout: DEFAULTS.navigationTimeoutMs } }, env.config, { signal: env.signal });
+      const response = await navigate(
+        env.session,
+        { url: env.variables.substitute(url), options: { timeout: DEFAULTS.navigationTimeoutMs } },
+        env.config,
+        { signal: env.signal },
+      );
       const result = response.data.result;
       return { text: result ? `Opened ${result.url} (HTTP ${result.status}).` : `Opened ${env.session.page.url()}.` };
     },
@@ -116,10 +121,15 @@ export const BROWSER_TOOLS = [
   defineBrowserTool({
     name: 'select_option',
     description: 'Choose option(s) of a <select> by value or visible label.',
-    input: z.object({ ref, values: z.array(z.string()).min(1).describe('Values or labels to select; several for a multi-select.') }).strict(),
+    input: z
+      .object({ ref, values: z.array(z.string()).min(1).describe('Values or labels to select; several for a multi-select.') })
+      .strict(),
     run: async (args, env) => {
       const element = await resolveRef(env.session, args.ref);
-      const selected = await element.selectOption(args.values.map((value) => env.variables.substitute(value)), { timeout: ACTION_TIMEOUT_MS });
+      const selected = await element.selectOption(
+        args.values.map((value) => env.variables.substitute(value)),
+        { timeout: ACTION_TIMEOUT_MS },
+      );
       return { text: `Selected ${selected.map((value) => JSON.stringify(env.variables.redact(value))).join(', ')} in [${args.ref}].` };
     },
   }),
@@ -148,11 +158,16 @@ export const BROWSER_TOOLS = [
         return { text: `Scrolled [${args.ref}] into view.` };
       }
       const sign = args.direction === 'up' ? -1 : 1;
-      const position = await env.session.page.evaluate((screens) => {
-        window.scrollBy(0, screens * window.innerHeight);
-        return { y: Math.round(window.scrollY), height: document.documentElement.scrollHeight, viewport: window.innerHeight };
-      }, sign * (args.screens ?? 1));
-      return { text: `Scrolled ${args.direction ?? 'down'}; now at ${position.y} px of ${position.height} px (viewport ${position.viewport} px).` };
+      const position = await env.session.page.evaluate(
+        (screens) => {
+          window.scrollBy(0, screens * window.innerHeight);
+          return { y: Math.round(window.scrollY), height: document.documentElement.scrollHeight, viewport: window.innerHeight };
+        },
+        sign * (args.screens ?? 1),
+      );
+      return {
+        text: `Scrolled ${args.direction ?? 'down'}; now at ${position.y} px of ${position.height} px (viewport ${position.viewport} px).`,
+      };
     },
   }),
   defineBrowserTool({
@@ -187,7 +202,9 @@ export const BROWSER_TOOLS = [
       })
       .strict(),
     run: async (args, env) => {
-      const outcome = await extract(env.session, { instruction: args.instruction, schema: args.schema, ...env.extractModel }, env.config, { signal: env.signal });
+      const outcome = await extract(env.session, { instruction: args.instruction, schema: args.schema, ...env.extractModel }, env.config, {
+        signal: env.signal,
+      });
       if (outcome.usage) env.addUsage(outcome.usage);
       return { text: clip(env.variables.redact(JSON.stringify(outcome.result))) };
     },
@@ -197,12 +214,15 @@ export const BROWSER_TOOLS = [
     description: 'Look at the page: a screenshot is attached to the next page state.',
     input: z.object({}).strict(),
     run: async (_args, env) => ({
-      text: env.requestScreenshot() ? 'A screenshot is attached to the next page state.' : 'This model does not take images; rely on the page text.',
+      text: env.requestScreenshot()
+        ? 'A screenshot is attached to the next page state.'
+        : 'This model does not take images; rely on the page text.',
     }),
   }),
   defineBrowserTool({
     name: 'done',
-    description: 'Finish: call this once the task is complete (success true) or cannot be completed (success false), with a message stating the result.',
+    description:
+      'Finish: call this once the task is complete (success true) or cannot be completed (success false), with a message stating the result.',
     input: z
       .object({
         success: z.boolean().describe('Whether the task was accomplished.'),
@@ -233,5 +253,8 @@ export function describeToolError(err: unknown): string {
 }
 
 function firstLine(message: string): string {
-  return message.split('\n')[0]!.replace(/^\w+\.\w+: /, '').trim();
+  return message
+    .split('\n')[0]!
+    .replace(/^\w+\.\w+: /, '')
+    .trim();
 }

@@ -22,7 +22,8 @@ export class Variables {
     if (!this.entries.length) return value;
     if (typeof value === 'string') return this.substitute(value);
     if (Array.isArray(value)) return value.map((item) => this.substituteDeep(item));
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.substituteDeep(item)]));
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.substituteDeep(item)]));
     return value;
   }
 

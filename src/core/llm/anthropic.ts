@@ -11,7 +11,16 @@ import { ServiceError } from '../errors.js';
 import type { Usage } from '../extract.js';
 import { toModelError } from './errors.js';
 import { DEFAULT_TIMEOUT_MS, schemaName } from './openai.js';
-import type { ChatMessage, ChatRequest, ChatResponse, ContentPart, LLMClient, ModelSpec, StructuredRequest, StructuredResponse } from './types.js';
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ContentPart,
+  LLMClient,
+  ModelSpec,
+  StructuredRequest,
+  StructuredResponse,
+} from './types.js';
 
 /** Messages requires max_tokens; large enough for long extractions. */
 const DEFAULT_MAX_TOKENS = 8192;
@@ -47,12 +56,18 @@ export class AnthropicClient implements LLMClient {
       ...(request.system ? { system: request.system } : {}),
     };
     if (request.tools?.length) {
-      body.tools = request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema as never }));
+      body.tools = request.tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.inputSchema as never,
+      }));
       body.tool_choice = request.toolChoice === 'required' ? { type: 'any' } : { type: 'auto' };
     }
     const { message, ms } = await this.create(body, request.signal);
     const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
-    const toolCalls = message.content.flatMap((block) => (block.type === 'tool_use' ? [{ id: block.id, name: block.name, arguments: block.input }] : []));
+    const toolCalls = message.content.flatMap((block) =>
+      block.type === 'tool_use' ? [{ id: block.id, name: block.name, arguments: block.input }] : [],
+    );
     const stop = message.stop_reason;
     return {
       text,
@@ -78,19 +93,34 @@ export class AnthropicClient implements LLMClient {
       max_tokens: DEFAULT_MAX_TOKENS,
       messages: toAnthropicMessages(request.messages),
       ...(request.system ? { system: request.system } : {}),
-      tools: [{ name, description: 'Return the answer. Its input is the complete answer, matching the schema.', input_schema: request.schema as never }],
+      tools: [
+        {
+          name,
+          description: 'Return the answer. Its input is the complete answer, matching the schema.',
+          input_schema: request.schema as never,
+        },
+      ],
       tool_choice: { type: 'tool', name },
     };
     const { message, ms } = await this.create(body, request.signal);
     const who = `Anthropic model "${this.model}"`;
     const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
-    if (message.stop_reason === 'refusal') throw new ServiceError('model_error', `The ${who} refused to answer${text ? `: ${text.slice(0, 300)}` : '.'}`);
-    if (message.stop_reason === 'max_tokens') throw new ServiceError('model_error', `The ${who} answer was cut off at its output token limit; narrow the instruction or the selector.`);
+    if (message.stop_reason === 'refusal')
+      throw new ServiceError('model_error', `The ${who} refused to answer${text ? `: ${text.slice(0, 300)}` : '.'}`);
+    if (message.stop_reason === 'max_tokens')
+      throw new ServiceError(
+        'model_error',
+        `The ${who} answer was cut off at its output token limit; narrow the instruction or the selector.`,
+      );
     const call = message.content.find((block) => block.type === 'tool_use' && block.name === name);
     if (!call || call.type !== 'tool_use') {
-      throw new ServiceError('model_error', `The ${who} did not return the structured answer${text ? ` (it said: "${text.slice(0, 200)}")` : ''}.`, {
-        details: { reason: 'invalid_json' },
-      });
+      throw new ServiceError(
+        'model_error',
+        `The ${who} did not return the structured answer${text ? ` (it said: "${text.slice(0, 200)}")` : ''}.`,
+        {
+          details: { reason: 'invalid_json' },
+        },
+      );
     }
     return { value: call.input, usage: usageOf(message, ms) };
   }
@@ -120,19 +150,33 @@ export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
     } else if (message.role === 'assistant') {
       const blocks: ContentBlockParam[] = message.content ? [{ type: 'text', text: message.content }] : [];
       for (const call of message.toolCalls ?? []) {
-        blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: typeof call.arguments === 'object' && call.arguments !== null ? call.arguments : {} });
+        blocks.push({
+          type: 'tool_use',
+          id: call.id,
+          name: call.name,
+          input: typeof call.arguments === 'object' && call.arguments !== null ? call.arguments : {},
+        });
       }
       out.push({ role: 'assistant', content: blocks.length ? blocks : [{ type: 'text', text: '(no answer)' }] });
     } else {
       const content = typeof message.content === 'string' ? message.content : message.content.map(toAnthropicPart);
-      pushUser([{ type: 'tool_result', tool_use_id: message.toolCallId, content: content as string | Array<TextBlockParam | ImageBlockParam>, ...(message.isError ? { is_error: true } : {}) }]);
+      pushUser([
+        {
+          type: 'tool_result',
+          tool_use_id: message.toolCallId,
+          content: content as string | Array<TextBlockParam | ImageBlockParam>,
+          ...(message.isError ? { is_error: true } : {}),
+        },
+      ]);
     }
   }
   return out;
 }
 
 function toAnthropicPart(part: ContentPart): TextBlockParam | ImageBlockParam {
-  return part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image', source: { type: 'base64', media_type: part.mediaType, data: part.data } };
+  return part.type === 'text'
+    ? { type: 'text', text: part.text }
+    : { type: 'image', source: { type: 'base64', media_type: part.mediaType, data: part.data } };
 }
 
 function usageOf(message: Message, ms: number): Usage {

@@ -27,14 +27,27 @@ export function toModelError(err: unknown, ctx: ModelErrorContext): ServiceError
   if (err instanceof ServiceError) return err;
   const e = (err ?? {}) as SdkErrorLike;
   const who = `${PROVIDER_NAMES[ctx.provider]} model "${ctx.model}"`;
-  if (ctx.signal?.aborted || err instanceof OpenAI.APIUserAbortError || err instanceof Anthropic.APIUserAbortError || e.name === 'AbortError') {
+  if (
+    ctx.signal?.aborted ||
+    err instanceof OpenAI.APIUserAbortError ||
+    err instanceof Anthropic.APIUserAbortError ||
+    e.name === 'AbortError'
+  ) {
     return new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
   }
   if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof Anthropic.APIConnectionTimeoutError) {
-    return new ServiceError('model_error', `The ${who} did not answer in time (request timed out). Try again, or raise modelClientOptions.timeout.`, { cause: err });
+    return new ServiceError(
+      'model_error',
+      `The ${who} did not answer in time (request timed out). Try again, or raise modelClientOptions.timeout.`,
+      { cause: err },
+    );
   }
   if (err instanceof OpenAI.APIConnectionError || err instanceof Anthropic.APIConnectionError) {
-    return new ServiceError('model_error', `Could not reach the ${who}: ${redact(e.message ?? 'connection failed', ctx.secrets)}. Check the base URL and the network.`, { cause: err });
+    return new ServiceError(
+      'model_error',
+      `Could not reach the ${who}: ${redact(e.message ?? 'connection failed', ctx.secrets)}. Check the base URL and the network.`,
+      { cause: err },
+    );
   }
   if (typeof e.status === 'number') {
     const detail = redact(serverMessage(e), ctx.secrets);
@@ -46,7 +59,10 @@ export function toModelError(err: unknown, ctx: ModelErrorContext): ServiceError
           : e.status === 429
             ? ' Rate limited; try again later.'
             : '';
-    return new ServiceError('model_error', `The ${who} failed with HTTP ${e.status}: ${detail}.${hint}`, { cause: err, details: { status: e.status } });
+    return new ServiceError('model_error', `The ${who} failed with HTTP ${e.status}: ${detail}.${hint}`, {
+      cause: err,
+      details: { status: e.status },
+    });
   }
   return new ServiceError('model_error', `The ${who} failed: ${redact(e.message ?? String(err), ctx.secrets)}`, { cause: err });
 }

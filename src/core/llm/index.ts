@@ -36,7 +36,11 @@ const CLIENT_OPTION_TYPES: Record<string, 'number' | 'string' | 'headers'> = {
  * recognised by its prefix) else the default model; `options` {apiKey, baseURL, organization, timeout, maxRetries, ...}
  * override the environment. Throws `model_not_configured` naming the variable when no key is available.
  */
-export function resolveModel(modelName: string | undefined, options: Record<string, unknown> | undefined, defaults: ModelDefaults): ModelSpec {
+export function resolveModel(
+  modelName: string | undefined,
+  options: Record<string, unknown> | undefined,
+  defaults: ModelDefaults,
+): ModelSpec {
   const opts = options ?? {};
   const apiKey = optionString(opts, 'apiKey');
   const baseURL = optionString(opts, 'baseURL');
@@ -85,7 +89,11 @@ export function createLLMClient(spec: ModelSpec): LLMClient {
 }
 
 /** "provider/model" or a bare name recognised by its prefix. */
-export function parseModelName(name: string, fallback: Provider | undefined, customEndpoint: boolean): { provider: Provider; model: string } {
+export function parseModelName(
+  name: string,
+  fallback: Provider | undefined,
+  customEndpoint: boolean,
+): { provider: Provider; model: string } {
   const trimmed = name.trim();
   const slash = trimmed.indexOf('/');
   if (slash > 0) {
@@ -117,7 +125,10 @@ function pickClientOptions(opts: Record<string, unknown>): Record<string, unknow
     if (key === 'apiKey' || key === 'baseURL' || key === 'organization' || value === undefined) continue;
     const type = CLIENT_OPTION_TYPES[key];
     if (!type) {
-      throw new ServiceError('invalid_argument', `Unknown model client option "${key}". Allowed: apiKey, baseURL, organization, ${Object.keys(CLIENT_OPTION_TYPES).join(', ')}.`);
+      throw new ServiceError(
+        'invalid_argument',
+        `Unknown model client option "${key}". Allowed: apiKey, baseURL, organization, ${Object.keys(CLIENT_OPTION_TYPES).join(', ')}.`,
+      );
     }
     const ok =
       type === 'number'
@@ -125,7 +136,11 @@ function pickClientOptions(opts: Record<string, unknown>): Record<string, unknow
         : type === 'string'
           ? typeof value === 'string'
           : !!value && typeof value === 'object' && Object.values(value).every((v) => typeof v === 'string');
-    if (!ok) throw new ServiceError('invalid_argument', `modelClientOptions.${key} must be ${type === 'headers' ? 'an object of strings' : `a ${type}`}.`);
+    if (!ok)
+      throw new ServiceError(
+        'invalid_argument',
+        `modelClientOptions.${key} must be ${type === 'headers' ? 'an object of strings' : `a ${type}`}.`,
+      );
     picked[key] = value;
   }
   return picked;

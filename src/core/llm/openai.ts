@@ -9,7 +9,16 @@ import { ServiceError } from '../errors.js';
 import type { Usage } from '../extract.js';
 import { toModelError } from './errors.js';
 import { dropAddedNulls, toStrictSchema } from './strict-schema.js';
-import type { ChatMessage, ChatRequest, ChatResponse, ContentPart, LLMClient, ModelSpec, StructuredRequest, StructuredResponse } from './types.js';
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ContentPart,
+  LLMClient,
+  ModelSpec,
+  StructuredRequest,
+  StructuredResponse,
+} from './types.js';
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
 
@@ -45,7 +54,10 @@ export class OpenAIClient implements LLMClient {
       ...(request.maxOutputTokens ? { max_completion_tokens: request.maxOutputTokens } : {}),
     };
     if (request.tools?.length) {
-      body.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.inputSchema } }));
+      body.tools = request.tools.map((tool) => ({
+        type: 'function',
+        function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+      }));
       body.tool_choice = request.toolChoice ?? 'auto';
     }
     const { completion, ms } = await this.create(body, request.signal);
@@ -84,22 +96,35 @@ export class OpenAIClient implements LLMClient {
     const { completion, ms } = await this.create(body, request.signal);
     const choice = firstChoice(completion, this.model);
     const who = `OpenAI model "${this.model}"`;
-    if (choice.message.refusal) throw new ServiceError('model_error', `The ${who} refused to answer: ${choice.message.refusal.slice(0, 300)}`);
-    if (choice.finish_reason === 'content_filter') throw new ServiceError('model_error', `The ${who} answer was blocked by its content filter.`);
-    if (choice.finish_reason === 'length') throw new ServiceError('model_error', `The ${who} answer was cut off at its output token limit; narrow the instruction or the selector.`);
+    if (choice.message.refusal)
+      throw new ServiceError('model_error', `The ${who} refused to answer: ${choice.message.refusal.slice(0, 300)}`);
+    if (choice.finish_reason === 'content_filter')
+      throw new ServiceError('model_error', `The ${who} answer was blocked by its content filter.`);
+    if (choice.finish_reason === 'length')
+      throw new ServiceError(
+        'model_error',
+        `The ${who} answer was cut off at its output token limit; narrow the instruction or the selector.`,
+      );
     const content = choice.message.content ?? '';
     let value: unknown;
     try {
       value = JSON.parse(stripFence(content));
     } catch {
-      throw new ServiceError('model_error', `The ${who} did not answer with valid JSON (got ${content.length} characters starting "${content.slice(0, 80)}").`, {
-        details: { reason: 'invalid_json' },
-      });
+      throw new ServiceError(
+        'model_error',
+        `The ${who} did not answer with valid JSON (got ${content.length} characters starting "${content.slice(0, 80)}").`,
+        {
+          details: { reason: 'invalid_json' },
+        },
+      );
     }
     return { value: strict ? dropAddedNulls(value, request.schema) : value, usage: usageOf(completion, ms) };
   }
 
-  private async create(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal | undefined): Promise<{ completion: ChatCompletion; ms: number }> {
+  private async create(
+    body: ChatCompletionCreateParamsNonStreaming,
+    signal: AbortSignal | undefined,
+  ): Promise<{ completion: ChatCompletion; ms: number }> {
     const started = performance.now();
     try {
       const completion = await this.client.chat.completions.create(body, { signal });
@@ -121,7 +146,8 @@ export function toOpenAIMessages(system: string | undefined, messages: ChatMessa
   const out: ChatCompletionMessageParam[] = system ? [{ role: 'system', content: system }] : [];
   let pendingImages: ChatCompletionContentPart[] = [];
   const flush = () => {
-    if (pendingImages.length) out.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages] });
+    if (pendingImages.length)
+      out.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages] });
     pendingImages = [];
   };
   for (const message of messages) {
@@ -134,7 +160,13 @@ export function toOpenAIMessages(system: string | undefined, messages: ChatMessa
         role: 'assistant',
         content: message.content || (calls.length ? null : ''),
         ...(calls.length
-          ? { tool_calls: calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: stringifyArguments(call.arguments) } })) }
+          ? {
+              tool_calls: calls.map((call) => ({
+                id: call.id,
+                type: 'function' as const,
+                function: { name: call.name, arguments: stringifyArguments(call.arguments) },
+              })),
+            }
           : {}),
       });
     } else {
@@ -149,7 +181,9 @@ export function toOpenAIMessages(system: string | undefined, messages: ChatMessa
 }
 
 function toOpenAIPart(part: ContentPart): ChatCompletionContentPart {
-  return part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: `data:${part.mediaType};base64,${part.data}` } };
+  return part.type === 'text'
+    ? { type: 'text', text: part.text }
+    : { type: 'image_url', image_url: { url: `data:${part.mediaType};base64,${part.data}` } };
 }
 
 function usageOf(completion: ChatCompletion, ms: number): Usage {

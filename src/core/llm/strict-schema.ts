@@ -7,10 +7,42 @@ type Json = Record<string, unknown>;
 
 const STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 const KEPT = new Set([
-  'type', 'properties', 'required', 'items', 'enum', 'const', 'anyOf', '$ref', '$defs', 'definitions', 'description', 'title',
-  'additionalProperties', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', 'format',
+  'type',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  '$ref',
+  '$defs',
+  'definitions',
+  'description',
+  'title',
+  'additionalProperties',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'format',
 ]);
-const UNSUPPORTED = ['allOf', 'not', 'if', 'then', 'else', 'patternProperties', 'dependentRequired', 'dependentSchemas', 'unevaluatedProperties', 'prefixItems', 'propertyNames'];
+const UNSUPPORTED = [
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'patternProperties',
+  'dependentRequired',
+  'dependentSchemas',
+  'unevaluatedProperties',
+  'prefixItems',
+  'propertyNames',
+];
 
 class NotStrict extends Error {}
 
@@ -71,7 +103,8 @@ function allowNull(node: unknown): unknown {
   if (typeof schema.type === 'string' && !schema.$ref && !schema.anyOf && !schema.enum && !schema.const) {
     return schema.type === 'null' ? schema : { ...schema, type: [schema.type, 'null'] };
   }
-  if (Array.isArray(schema.type) && !schema.enum) return schema.type.includes('null') ? schema : { ...schema, type: [...schema.type, 'null'] };
+  if (Array.isArray(schema.type) && !schema.enum)
+    return schema.type.includes('null') ? schema : { ...schema, type: [...schema.type, 'null'] };
   if (Array.isArray(schema.anyOf) && !schema.type && !schema.$ref) return { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] };
   return { anyOf: [schema, { type: 'null' }] };
 }

@@ -27,7 +27,15 @@ export class Cdp {
 /** Rejects with a `timeout` ServiceError when `promise` takes longer than `ms`. */
 export function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   promise.catch(() => undefined);
-  return withTimeout(promise, ms, () => new ServiceError('timeout', `The page did not answer within ${ms} ms while ${what}; it may be stuck in a script loop or too large. Try again, or navigate away.`));
+  return withTimeout(
+    promise,
+    ms,
+    () =>
+      new ServiceError(
+        'timeout',
+        `The page did not answer within ${ms} ms while ${what}; it may be stuck in a script loop or too large. Try again, or navigate away.`,
+      ),
+  );
 }
 
 const pageSessions = new WeakMap<Page, Promise<CDPSession>>();
@@ -40,14 +48,21 @@ export function pageSession(page: Page, timeoutMs: number): Promise<Cdp> {
     session.catch(() => pageSessions.delete(page));
     pageSessions.set(page, session);
   }
-  return bounded(Promise.race([session, whenCrashed(page)]), timeoutMs, 'opening a CDP session').then((s) => new Cdp(s, timeoutMs, whenCrashed(page)));
+  return bounded(Promise.race([session, whenCrashed(page)]), timeoutMs, 'opening a CDP session').then(
+    (s) => new Cdp(s, timeoutMs, whenCrashed(page)),
+  );
 }
 
 /**
  * The CDP session that can read `frame`: its own target for an out-of-process (cross-site) iframe,
  * otherwise the parent's session addressed by CDP frame id.
  */
-export async function frameSession(frame: Frame, parent: Cdp, cdpFrameId: string, timeoutMs: number): Promise<{ cdp: Cdp; detach?: () => Promise<void> }> {
+export async function frameSession(
+  frame: Frame,
+  parent: Cdp,
+  cdpFrameId: string,
+  timeoutMs: number,
+): Promise<{ cdp: Cdp; detach?: () => Promise<void> }> {
   try {
     const session = await bounded(frame.page().context().newCDPSession(frame), timeoutMs, 'opening a frame CDP session');
     return { cdp: new Cdp(session, timeoutMs, whenCrashed(frame.page())), detach: () => session.detach().catch(() => undefined) };

@@ -21,16 +21,28 @@ export async function stampFrames(session: Session, timeoutMs: number): Promise<
       const id = session.frameId(frame);
       const element = await bounded(frame.frameElement(), timeoutMs, 'finding an iframe').catch(() => undefined);
       if (!element) return;
-      await bounded(element.evaluate((el, [attr, value]) => (el as Element).setAttribute(attr!, value!), [FRAME_ATTRIBUTE, id]), timeoutMs, 'marking an iframe').catch(() => undefined);
+      await bounded(
+        element.evaluate((el, [attr, value]) => (el as Element).setAttribute(attr!, value!), [FRAME_ATTRIBUTE, id]),
+        timeoutMs,
+        'marking an iframe',
+      ).catch(() => undefined);
       await element.dispose().catch(() => undefined);
     }),
   );
 }
 
 /** Fills the iframe slots of a rendered frame with their content, recursively; returns the refs found inside. */
-export async function fillFrameSlots(session: Session, slots: FrameSlot[], parent: Cdp, timeoutMs: number, out: FrameRefs[]): Promise<void> {
+export async function fillFrameSlots(
+  session: Session,
+  slots: FrameSlot[],
+  parent: Cdp,
+  timeoutMs: number,
+  out: FrameRefs[],
+): Promise<void> {
   for (const slot of slots) {
-    const described = await parent.send<{ node: { frameId?: string; attributes?: string[] } }>('DOM.describeNode', { backendNodeId: slot.backendNodeId }).catch(() => undefined);
+    const described = await parent
+      .send<{ node: { frameId?: string; attributes?: string[] } }>('DOM.describeNode', { backendNodeId: slot.backendNodeId })
+      .catch(() => undefined);
     const cdpFrameId = described?.node.frameId;
     const attrs = described?.node.attributes ?? [];
     const stamp = attrs[attrs.indexOf(FRAME_ATTRIBUTE) + 1];

@@ -72,7 +72,8 @@ export async function readHiddenText(cdp: Cdp, tree: AXTree): Promise<Map<number
     const values = Array.isArray(result.value) ? (result.value as unknown[]) : [];
     found.forEach(({ backendNodeId }, i) => {
       const value = values[i] as HiddenText | null | undefined;
-      if (value && typeof value.text === 'string' && value.text.trim()) texts.set(backendNodeId, { text: value.text, block: value.block === true });
+      if (value && typeof value.text === 'string' && value.text.trim())
+        texts.set(backendNodeId, { text: value.text, block: value.block === true });
     });
   } catch (err) {
     // A page that stopped answering fails the read as any other call would; anything else (an element gone

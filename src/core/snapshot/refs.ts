@@ -56,19 +56,27 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
   const refs = session.state.get(REFS_KEY) as Map<string, RefTarget> | undefined;
   const target = refs?.get(cleaned);
   if (!target) {
-    throw new ServiceError('invalid_argument', `Unknown element ref "${ref}". Refs look like "0-41" and come from the latest page text; read the page again to get fresh ones.`);
+    throw new ServiceError(
+      'invalid_argument',
+      `Unknown element ref "${ref}". Refs look like "0-41" and come from the latest page text; read the page again to get fresh ones.`,
+    );
   }
   const frame = session.frame(target.frameId);
   const { cdp, detach } = await cdpFor(session, frame);
   try {
     let objectId: string | undefined;
     try {
-      ({ object: { objectId } } = await cdp.send<{ object: { objectId?: string } }>('DOM.resolveNode', { backendNodeId: target.backendNodeId }));
+      ({
+        object: { objectId },
+      } = await cdp.send<{ object: { objectId?: string } }>('DOM.resolveNode', { backendNodeId: target.backendNodeId }));
     } catch (err) {
       if (err instanceof ServiceError) throw err;
     }
     if (!objectId) {
-      throw new ServiceError('invalid_argument', `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page; read the page again to get fresh refs.`);
+      throw new ServiceError(
+        'invalid_argument',
+        `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page; read the page again to get fresh refs.`,
+      );
     }
     const registered = await cdp.send<{ result: { value?: unknown } }>('Runtime.callFunctionOn', {
       objectId,
@@ -78,7 +86,10 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
     });
     if (registered.result.value !== true) {
       await cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
-      throw new ServiceError('invalid_argument', `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page; read the page again to get fresh refs.`);
+      throw new ServiceError(
+        'invalid_argument',
+        `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page; read the page again to get fresh refs.`,
+      );
     }
     await cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
   } finally {
@@ -93,4 +104,3 @@ async function cdpFor(session: Session, frame: Frame): Promise<{ cdp: Cdp; detac
   // Same-process frames share the page session, where backend node ids are unique too.
   return frameSession(frame, main, '', DEFAULT_CALL_TIMEOUT_MS).then((found) => (found.detach ? found : { cdp: main }));
 }
-

@@ -3,18 +3,56 @@ import type { HiddenText } from './hidden.js';
 
 /** Roles a user acts on; each gets a ref. Focusable nodes of other roles get one too. */
 const INTERACTIVE = new Set([
-  'button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'option', 'menuitem',
-  'menuitemcheckbox', 'menuitemradio', 'tab', 'switch', 'slider', 'spinbutton', 'treeitem', 'DisclosureTriangle',
-  'ToggleButton', 'PopUpButton', 'scrollbar', 'textField',
+  'button',
+  'link',
+  'textbox',
+  'searchbox',
+  'checkbox',
+  'radio',
+  'combobox',
+  'listbox',
+  'option',
+  'menuitem',
+  'menuitemcheckbox',
+  'menuitemradio',
+  'tab',
+  'switch',
+  'slider',
+  'spinbutton',
+  'treeitem',
+  'DisclosureTriangle',
+  'ToggleButton',
+  'PopUpButton',
+  'scrollbar',
+  'textField',
 ]);
 /** Never shown, and their subtrees neither (list bullets and glyph boxes duplicate other text). */
 const SKIP = new Set(['InlineTextBox', 'ListMarker']);
 /** Containers worth a line of their own, with their content indented under them. */
 const LANDMARKS = new Set(['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog']);
 /** Inline formatting: its text joins the surrounding line. */
-const INLINE = new Set(['StaticText', 'strong', 'emphasis', 'code', 'mark', 'subscript', 'superscript', 'time', 'abbr', 'deletion', 'insertion', 'Abbr', 'none']);
+const INLINE = new Set([
+  'StaticText',
+  'strong',
+  'emphasis',
+  'code',
+  'mark',
+  'subscript',
+  'superscript',
+  'time',
+  'abbr',
+  'deletion',
+  'insertion',
+  'Abbr',
+  'none',
+]);
 /** Chromium-internal role names, said the way a reader knows them. */
-const DISPLAY_ROLE: Record<string, string> = { DisclosureTriangle: 'summary', ToggleButton: 'button', PopUpButton: 'button', textField: 'textbox' };
+const DISPLAY_ROLE: Record<string, string> = {
+  DisclosureTriangle: 'summary',
+  ToggleButton: 'button',
+  PopUpButton: 'button',
+  textField: 'textbox',
+};
 const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader', 'LayoutTableCell']);
 const ROWS = new Set(['row', 'LayoutTableRow']);
 /** Options of a native <select> listed on its line; a country list stops after this many. */
@@ -103,7 +141,7 @@ export class Renderer {
     if (r === 'Iframe' || r === 'IframePresentational') return this.iframe(node, depth);
     if (this.isInteractive(node, r)) return this.control(node, r, depth);
     if (r === 'heading') return this.block(node, depth, `${'#'.repeat(Number(property(node, 'level') ?? 2))} `);
-    if (r === 'image' || r === 'img' || r === 'figure' && name(node)) return this.image(node, depth);
+    if (r === 'image' || r === 'img' || (r === 'figure' && name(node))) return this.image(node, depth);
     if (r === 'listitem') return this.block(node, depth, '- ');
     if (ROWS.has(r)) return this.row(node, depth);
     if (CELLS.has(r)) return this.kids(node, depth);

@@ -11,12 +11,16 @@ export function xpathOf(selector: string): string {
 /** The DOM node the XPath selects in the main frame, as a backend node id. */
 export async function resolveScope(cdp: Cdp, selector: string): Promise<number> {
   const xpath = xpathOf(selector);
-  if (!xpath) throw new ServiceError('invalid_argument', 'selector is empty; pass an XPath such as "//main" or "xpath=//div[@id=\'content\']".');
+  if (!xpath)
+    throw new ServiceError('invalid_argument', 'selector is empty; pass an XPath such as "//main" or "xpath=//div[@id=\'content\']".');
   const expression = `(() => {
     const result = document.evaluate(${JSON.stringify(xpath)}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;
     return result && result.nodeType !== Node.ELEMENT_NODE && result.nodeType !== Node.DOCUMENT_NODE ? result.parentElement : result;
   })()`;
-  const evaluated = await cdp.send<{ result: { objectId?: string; subtype?: string }; exceptionDetails?: { exception?: { description?: string } } }>('Runtime.evaluate', { expression });
+  const evaluated = await cdp.send<{
+    result: { objectId?: string; subtype?: string };
+    exceptionDetails?: { exception?: { description?: string } };
+  }>('Runtime.evaluate', { expression });
   if (evaluated.exceptionDetails) {
     const reason = evaluated.exceptionDetails.exception?.description?.split('\n')[0] ?? 'invalid expression';
     throw new ServiceError('invalid_argument', `selector is not a valid XPath: ${reason}`);

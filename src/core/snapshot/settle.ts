@@ -122,7 +122,11 @@ export function watchPage(page: Page): void {
 }
 
 /** Milliseconds still to wait before reading, 0 when the page counts as settled (the policy at the top of this file). */
-export function settleDelay(probe: Probe, network: { busy: boolean; lastActivity: number; lastStart: number; events: number }, last: LastRead | undefined): number {
+export function settleDelay(
+  probe: Probe,
+  network: { busy: boolean; lastActivity: number; lastStart: number; events: number },
+  last: LastRead | undefined,
+): number {
   if (network.busy || probe.loading) return POLL_MS;
   if (!probe.fresh && last && last.origin === probe.origin && last.count === probe.count && last.events === network.events) return 0;
   // Requests of the load itself report their end a little after the load event; only a request started later is activity after load.

@@ -14,7 +14,12 @@ export const extractTool = defineTool({
     const { result, pageEvents } = await ctx.service.extract(ctx.owner, sessionId, options, ctx);
     const only = Object.keys(result.result);
     // The two text forms read best as plain text; structured results as JSON.
-    const text = only.length === 1 && typeof result.result.pageText === 'string' ? result.result.pageText : only.length === 1 && typeof result.result.extraction === 'string' ? result.result.extraction : undefined;
+    const text =
+      only.length === 1 && typeof result.result.pageText === 'string'
+        ? result.result.pageText
+        : only.length === 1 && typeof result.result.extraction === 'string'
+          ? result.result.extraction
+          : undefined;
     return { structured: result.result, text, pageEvents, meta: result.usage ? { usage: result.usage } : undefined };
   },
 });

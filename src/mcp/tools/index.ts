@@ -7,4 +7,11 @@ import { sessionListTool } from './session-list.js';
 import { sessionStartTool } from './session-start.js';
 
 /** Every MCP tool, in the order clients list them. */
-export const tools: ToolDefinition[] = [sessionStartTool, navigateTool, extractTool, sessionEndTool, sessionListTool, agentExecuteTool] as unknown as ToolDefinition[];
+export const tools: ToolDefinition[] = [
+  sessionStartTool,
+  navigateTool,
+  extractTool,
+  sessionEndTool,
+  sessionListTool,
+  agentExecuteTool,
+] as unknown as ToolDefinition[];
