@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { findBrowserExecutable, HOW_TO_GET_A_BROWSER } from './core/browser.js';
 import { DEFAULTS } from './core/config.js';
+import { checkEndpoint, publicEndpoint, type RemoteLaunchOptions } from './core/hosts/remote.js';
 import { createLogger } from './core/logger.js';
 import { BrowserService } from './core/service.js';
 import { serveStdio } from './mcp/stdio.js';
@@ -15,6 +16,37 @@ function positiveInt(value: string): number {
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+function atLeastOne(value: string): number {
+  const parsed = positiveInt(value);
+  if (parsed < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+  return parsed;
+}
+
+function endpoint(flag: string, schemes: string[]) {
+  return (value: string, previous: string[]): string[] => {
+    try {
+      return [...previous, checkEndpoint(value, flag, schemes)];
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
+}
+
+function launchOptionsJson(value: string): RemoteLaunchOptions {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('expected a JSON object, e.g. {"executablePath":"/usr/bin/chromium"}');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError('expected a JSON object');
+  const args = (parsed as { args?: unknown }).args;
+  if (args !== undefined && !(Array.isArray(args) && args.every((arg) => typeof arg === 'string'))) {
+    throw new InvalidArgumentError('"args" must be an array of strings');
+  }
+  return parsed as RemoteLaunchOptions;
 }
 
 const program = new Command()
@@ -31,7 +63,24 @@ const program = new Command()
   .option('--api-key <key>', 'API key accepted over HTTP (repeatable; or SVC_API_KEYS=a,b)', collect, [])
   .option('--allowed-hosts <hosts>', 'comma-separated Host header values accepted over HTTP besides localhost')
   .option('--executable-path <path>', 'Chromium/Chrome executable (or BROWSER_EXECUTABLE_PATH)')
-  .option('--cdp-endpoint <url>', 'connect to a running browser over CDP instead of launching one')
+  .option(
+    '--cdp-endpoint <url>',
+    'a running browser reached over CDP, as a browser host (repeatable)',
+    endpoint('--cdp-endpoint', ['http:', 'https:', 'ws:', 'wss:']),
+    [],
+  )
+  .option(
+    '--playwright-endpoint <url>',
+    'a Playwright server (run-server) as a browser host (repeatable)',
+    endpoint('--playwright-endpoint', ['ws:', 'wss:', 'http:', 'https:']),
+    [],
+  )
+  .option(
+    '--remote-launch-options <json>',
+    'launch options sent to Playwright endpoints, e.g. {"executablePath":"/usr/bin/chromium"}',
+    launchOptionsJson,
+  )
+  .option('--sessions-per-host <n>', 'most sessions on one browser host (default: no per-host limit)', atLeastOne)
   .option('--headed', 'show the browser window', false)
   .option('--browser-arg <flag>', 'extra Chromium flag (repeatable)', collect, [])
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
@@ -48,7 +97,10 @@ interface CliOptions {
   apiKey: string[];
   allowedHosts?: string;
   executablePath?: string;
-  cdpEndpoint?: string;
+  cdpEndpoint: string[];
+  playwrightEndpoint: string[];
+  remoteLaunchOptions?: RemoteLaunchOptions;
+  sessionsPerHost?: number;
   headed: boolean;
   browserArg: string[];
   maxSessions: number;
@@ -64,19 +116,27 @@ async function main(): Promise<void> {
   const logger = createLogger(opts.logLevel ?? process.env.LOG_LEVEL ?? 'info');
 
   // Fail at start, not at the first session, when no browser can be had.
-  const found = opts.cdpEndpoint ? undefined : findBrowserExecutable(opts.executablePath);
-  if (!opts.cdpEndpoint && !found) {
+  const remote = opts.cdpEndpoint.length + opts.playwrightEndpoint.length > 0;
+  const found = remote ? undefined : findBrowserExecutable(opts.executablePath);
+  if (!remote && !found) {
     process.stderr.write(`browser-session-mcp: ${HOW_TO_GET_A_BROWSER}\n`);
     process.exit(1);
   }
   if (opts.checkBrowser) {
-    process.stdout.write(opts.cdpEndpoint ? `cdp ${opts.cdpEndpoint}\n` : `${found!.source} ${found!.path}\n`);
+    const hosts = [
+      ...opts.playwrightEndpoint.map((url) => `playwright ${publicEndpoint(url)}`),
+      ...opts.cdpEndpoint.map((url) => `cdp ${publicEndpoint(url)}`),
+    ];
+    process.stdout.write(remote ? `${hosts.join('\n')}\n` : `${found!.source} ${found!.path}\n`);
     process.exit(0);
   }
 
   const service = new BrowserService({
     executablePath: opts.executablePath,
-    cdpEndpoint: opts.cdpEndpoint,
+    cdpEndpoints: opts.cdpEndpoint,
+    playwrightEndpoints: opts.playwrightEndpoint,
+    remoteLaunchOptions: opts.remoteLaunchOptions,
+    sessionsPerHost: opts.sessionsPerHost,
     headless: !opts.headed,
     browserArgs: opts.browserArg,
     maxSessions: opts.maxSessions,

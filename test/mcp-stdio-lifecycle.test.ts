@@ -79,7 +79,7 @@ describe('MCP stdio server lifecycle and limits', () => {
     expect(data.isError, JSON.stringify(data.content)).toBeFalsy();
   });
 
-  it('when the browser process dies its sessions report session_closed and the next session_start relaunches it', async () => {
+  it('when the browser process dies its sessions answer browser_unavailable, are listed as lost, and the next session_start relaunches it', async () => {
     server = await startStdioServer();
     const sessionId = id(await server.call('session_start'));
     await navigateOk(sessionId, site.url('/index.html'));
@@ -89,8 +89,12 @@ describe('MCP stdio server lifecycle and limits', () => {
     expect(await waitFor(() => !isAlive(browser!.pid), 5_000)).toBe(true);
 
     const after = await server.call('navigate', { sessionId, url: site.url('/page2.html') });
-    expect(errorCode(after)).toBe('session_closed');
-    expect((after._meta?.error as { message: string }).message).toMatch(/browser/i);
+    expect(errorCode(after)).toBe('browser_unavailable');
+    expect((after._meta?.error as { message: string }).message).toMatch(/browser host local was lost/i);
+    const listed = (await server.call('session_list')).structuredContent as {
+      sessions: Array<{ id: string; host: string; state: string }>;
+    };
+    expect(listed.sessions).toEqual([expect.objectContaining({ id: sessionId, host: 'local', state: 'lost' })]);
 
     const fresh = await server.call('session_start');
     expect(fresh.isError, JSON.stringify(fresh.content)).toBeFalsy();

@@ -1,9 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import type { Logger } from 'pino';
-import { ServiceError } from './errors.js';
+import { chromium } from 'playwright-core';
 
 /**
  * Flags without which Chromium stalls on a closed network or in a container; and one for the page text: with the
@@ -27,7 +25,7 @@ export const HOW_TO_GET_A_BROWSER = [
   '  Debian/Ubuntu:  sudo apt-get install -y chromium',
   '  any system:     npx playwright install chromium',
   'or point to an existing one with --executable-path /path/to/chrome (or BROWSER_EXECUTABLE_PATH),',
-  'or connect to a running browser with --cdp-endpoint http://127.0.0.1:9222.',
+  'or use browsers elsewhere with --cdp-endpoint http://127.0.0.1:9222 or --playwright-endpoint ws://host:3000/ (docs/hosts.md).',
 ].join('\n');
 
 const SYSTEM_BROWSERS = [
@@ -94,93 +92,4 @@ function findPlaywrightChromium(env: Record<string, string | undefined>): string
     }
   }
   return undefined;
-}
-
-export interface BrowserManagerOptions {
-  executablePath?: string;
-  cdpEndpoint?: string;
-  headless: boolean;
-  browserArgs: string[];
-  env: Record<string, string | undefined>;
-  logger: Logger;
-}
-
-/** One shared Chromium, launched on first use and relaunched on the next use after it dies. */
-export class BrowserManager {
-  private launching: Promise<Browser> | undefined;
-  private readonly disconnectListeners = new Set<() => void>();
-  private closed = false;
-
-  constructor(private readonly options: BrowserManagerOptions) {}
-
-  onDisconnect(listener: () => void): void {
-    this.disconnectListeners.add(listener);
-  }
-
-  async get(): Promise<Browser> {
-    if (this.closed) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
-    if (this.launching) {
-      const browser = await this.launching.catch(() => undefined);
-      if (browser?.isConnected()) return browser;
-      this.launching = undefined;
-    }
-    this.launching = this.launch();
-    return this.launching;
-  }
-
-  private async launch(): Promise<Browser> {
-    const { logger } = this.options;
-    let browser: Browser;
-    if (this.options.cdpEndpoint) {
-      logger.info({ endpoint: this.options.cdpEndpoint }, 'connecting to browser over CDP');
-      try {
-        browser = await chromium.connectOverCDP(this.options.cdpEndpoint, { timeout: 30_000 });
-      } catch (err) {
-        throw new ServiceError(
-          'browser_unavailable',
-          `Could not connect to the browser at ${this.options.cdpEndpoint}: ${firstLine(err)}`,
-          { cause: err },
-        );
-      }
-    } else {
-      const found = findBrowserExecutable(this.options.executablePath, this.options.env);
-      if (!found) throw new ServiceError('browser_unavailable', HOW_TO_GET_A_BROWSER);
-      logger.info({ executablePath: found.path, source: found.source }, 'launching Chromium');
-      try {
-        browser = await chromium.launch({
-          executablePath: found.path,
-          headless: this.options.headless,
-          args: [...DEFAULT_CHROMIUM_ARGS, ...this.options.browserArgs],
-          // The server owns shutdown; Playwright must not race it on signals.
-          handleSIGINT: false,
-          handleSIGTERM: false,
-          handleSIGHUP: false,
-          timeout: 60_000,
-        });
-      } catch (err) {
-        throw new ServiceError(
-          'browser_unavailable',
-          `Could not launch Chromium at ${found.path}: ${firstLine(err)}\n${HOW_TO_GET_A_BROWSER}`,
-          { cause: err },
-        );
-      }
-    }
-    browser.on('disconnected', () => {
-      if (!this.closed) logger.warn('browser disconnected; the next session_start relaunches it');
-      for (const listener of this.disconnectListeners) listener();
-    });
-    return browser;
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    const browser = await this.launching?.catch(() => undefined);
-    this.launching = undefined;
-    if (browser?.isConnected()) await browser.close().catch(() => undefined);
-  }
-}
-
-function firstLine(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.split('\n')[0] ?? message;
 }

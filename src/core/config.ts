@@ -1,11 +1,20 @@
 import type { Logger } from 'pino';
+import type { RemoteLaunchOptions } from './hosts/remote.js';
 
 /** Everything the core needs to run; the CLI and the library build it from flags and options. */
 export interface ServiceConfig {
   /** Chromium executable; when unset the browser is discovered (see browser.ts). */
   executablePath?: string;
-  /** Connect to a running browser over CDP instead of launching one. */
+  /** Connect to a running browser over CDP instead of launching one (one host; same as a one-item cdpEndpoints). */
   cdpEndpoint?: string;
+  /** Running browsers reached over CDP; each is one host of the pool (docs/hosts.md). */
+  cdpEndpoints?: string[];
+  /** Playwright servers (run-server, launchServer, the Playwright image); each is one host of the pool. */
+  playwrightEndpoints?: string[];
+  /** Launch options sent to Playwright endpoints (x-playwright-launch-options), e.g. executablePath, args. */
+  remoteLaunchOptions?: RemoteLaunchOptions;
+  /** Most sessions on one browser host; unset: no per-host limit. */
+  sessionsPerHost?: number;
   headless: boolean;
   /** Extra Chromium flags appended to the defaults. */
   browserArgs: string[];

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { BrowserManager } from './browser.js';
 import { DEFAULTS, type ServiceConfig } from './config.js';
+import { BrowserPool } from './hosts/pool.js';
 import { createLogger } from './logger.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
@@ -23,7 +23,8 @@ export interface Outcome<T> {
 export class BrowserService {
   readonly config: ServiceConfig;
   readonly logger: Logger;
-  readonly browser: BrowserManager;
+  /** The browser hosts sessions are placed on. */
+  readonly browser: BrowserPool;
   readonly sessions: SessionRegistry;
 
   constructor(config: Partial<ServiceConfig> = {}) {
@@ -39,7 +40,10 @@ export class BrowserService {
       logger,
     };
     this.logger = logger;
-    this.browser = new BrowserManager(this.config);
+    this.browser = new BrowserPool({
+      ...this.config,
+      cdpEndpoints: [...(this.config.cdpEndpoint ? [this.config.cdpEndpoint] : []), ...(this.config.cdpEndpoints ?? [])],
+    });
     this.sessions = new SessionRegistry(this.browser, this.config);
   }
 

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { BrowserContext, Dialog, Frame, Page } from 'playwright-core';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { BrowserManager } from './browser.js';
 import { ServiceError } from './errors.js';
+import { hostLoss, hostOf, whenHostLost } from './hosts/host.js';
+import type { BrowserPool } from './hosts/pool.js';
 import { withTimeout } from './operation.js';
 
 /** Something a hostile or busy page did that the session handled by policy. */
@@ -39,6 +40,10 @@ export const SessionInfoSchema = z.object({
   lastUsedAt: z.string(),
   expiresAt: z.string().describe('When the session ends if it stays idle.'),
   recentEvents: z.array(PageEventSchema).describe('Dialogs, popups and crashes the session handled, newest last.'),
+  host: z.string().describe('Where the browser runs: "local", or the browser host endpoint without credentials.'),
+  state: z
+    .enum(['open', 'lost'])
+    .describe('lost: the browser host went away with the pages; operations answer browser_unavailable; end it with session_end.'),
 });
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 
@@ -197,6 +202,8 @@ export class Session {
       lastUsedAt: this.lastUsedAt.toISOString(),
       expiresAt: new Date(this.lastUsedAt.getTime() + idleTimeoutMs).toISOString(),
       recentEvents: this.events.slice(-10),
+      host: hostOf(this.context),
+      state: hostLoss(this.context) ? 'lost' : 'open',
     };
   }
 
@@ -318,13 +325,12 @@ export class SessionRegistry {
   private closing = false;
 
   constructor(
-    private readonly browser: BrowserManager,
+    private readonly pool: BrowserPool,
     private readonly options: SessionRegistryOptions,
   ) {
     const every = Math.max(50, Math.min(60_000, Math.floor(options.sessionIdleTimeoutMs / 4)));
     this.sweeper = setInterval(() => void this.expireIdle(), every);
     this.sweeper.unref();
-    browser.onDisconnect(() => this.dropAll('The browser process exited; this session is gone. Start a new session.'));
   }
 
   get size(): number {
@@ -333,7 +339,8 @@ export class SessionRegistry {
 
   private openCount(): number {
     let open = 0;
-    for (const session of this.sessions.values()) if (!session.closedReason) open++;
+    // Sessions whose host was lost hold no browser; they stay listed until ended but do not count.
+    for (const session of this.sessions.values()) if (!session.closedReason && !hostLoss(session.context)) open++;
     return open;
   }
 
@@ -367,21 +374,9 @@ export class SessionRegistry {
     }
   }
 
-  private async newContext(): Promise<BrowserContext> {
-    const options = { acceptDownloads: false, viewport: { width: 1280, height: 800 } };
-    const browser = await this.browser.get();
-    try {
-      return await browser.newContext(options);
-    } catch (err) {
-      if (browser.isConnected())
-        throw new ServiceError(
-          'browser_unavailable',
-          `Could not open a browser context: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
-          { cause: err },
-        );
-      // The browser died between launch and use; relaunch once.
-      return (await this.browser.get()).newContext(options);
-    }
+  /** The one place a session's context is created; the pool picks the host. */
+  private newContext(): Promise<BrowserContext> {
+    return this.pool.newContext({ acceptDownloads: false, viewport: { width: 1280, height: 800 } });
   }
 
   /** The session with this id if `owner` may see it; other owners get the same not-found error, so ids cannot be probed. */
@@ -404,7 +399,15 @@ export class SessionRegistry {
   /** Runs an operation on a session after the operations queued before it. */
   run<T>(id: string, owner: string, work: (session: Session) => Promise<T>): Promise<T> {
     const session = this.get(id, owner);
-    return session.runExclusive(() => work(session));
+    const lost = hostLoss(session.context);
+    if (lost) return Promise.reject(lost);
+    // An operation on a host that goes away fails at once, whatever it was waiting for.
+    const running = session.runExclusive(() => work(session));
+    return Promise.race([running, whenHostLost(session.context)]).catch(async (err: unknown) => {
+      // Playwright fails the pending calls a moment before it reports the lost connection: say what happened.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      throw hostLoss(session.context) ?? err;
+    });
   }
 
   async end(id: string, owner: string): Promise<void> {
@@ -430,14 +433,6 @@ export class SessionRegistry {
       this.options.logger.info({ session: session.id }, 'session expired after being idle');
       await session.close('This session expired after being idle.');
     }
-  }
-
-  private dropAll(reason: string): void {
-    for (const session of this.sessions.values()) session.closedReason ??= reason;
-    // Keep them one sweep so callers get the clear reason instead of not-found; the contexts died with the browser.
-    setTimeout(() => {
-      for (const [id, session] of this.sessions) if (session.closedReason === reason) this.sessions.delete(id);
-    }, 60_000).unref();
   }
 }
 

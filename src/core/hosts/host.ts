@@ -1,0 +1,220 @@
+import type { Browser, BrowserContext } from 'playwright-core';
+import type { Logger } from 'pino';
+import { ServiceError } from '../errors.js';
+
+export type HostKind = 'local' | 'playwright' | 'cdp';
+
+/** What a readiness check needs to know about one host. */
+export interface HostStatus {
+  /** "local", or the endpoint URL without credentials (no userinfo, no query string). */
+  name: string;
+  kind: HostKind;
+  /** up: connected; down: the last attempt failed or the connection was lost; idle: not connected yet. */
+  state: 'up' | 'down' | 'idle';
+  /** Sessions open on this host, plus those being started there. */
+  sessions: number;
+  /** Sessions this host can still take under --sessions-per-host; null when unlimited. */
+  capacityLeft: number | null;
+  /** Why the host is down. */
+  lastError?: string;
+  /** When down: milliseconds until the next connection attempt. */
+  retryInMs?: number;
+}
+
+export interface BrowserHostOptions {
+  name: string;
+  kind: HostKind;
+  /** Launches or connects a browser; each call is one new browser connection. */
+  connect: () => Promise<Browser>;
+  /** Reconnect in the background with backoff after a failure or a loss (remote hosts); local hosts relaunch on demand. */
+  reconnect: boolean;
+  capacity: number | undefined;
+  logger: Logger;
+}
+
+const FIRST_RETRY_MS = 250;
+const MAX_RETRY_MS = 5_000;
+
+/** Where a context was placed, and the loss of its browser connection. */
+interface Placement {
+  host: BrowserHost;
+  browser: Browser;
+}
+const placements = new WeakMap<BrowserContext, Placement>();
+const losses = new WeakMap<Browser, Promise<never>>();
+
+/**
+ * One browser host of the pool: one browser connection shared by all the sessions placed on it. A lost connection
+ * takes its contexts with it (they cannot be re-attached); the host then reconnects with a fresh browser.
+ */
+export class BrowserHost {
+  private connected: Browser | undefined;
+  private connecting: Promise<Browser> | undefined;
+  private failures = 0;
+  private retryAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private lastError: string | undefined;
+  private open = 0;
+  private reserved = 0;
+  private closed = false;
+
+  constructor(private readonly options: BrowserHostOptions) {}
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** Open sessions plus sessions being placed here. */
+  get load(): number {
+    return this.open + this.reserved;
+  }
+
+  get full(): boolean {
+    return this.options.capacity !== undefined && this.load >= this.options.capacity;
+  }
+
+  get isUp(): boolean {
+    return this.connected?.isConnected() === true;
+  }
+
+  /** Whether a session start may try this host now: up, never tried, relaunched on demand, or due for a retry. */
+  get triable(): boolean {
+    return this.isUp || !this.options.reconnect || this.lastError === undefined || Date.now() >= this.retryAt;
+  }
+
+  status(): HostStatus {
+    const state = this.isUp ? 'up' : this.lastError === undefined ? 'idle' : 'down';
+    return {
+      name: this.name,
+      kind: this.options.kind,
+      state,
+      sessions: this.load,
+      capacityLeft: this.options.capacity === undefined ? null : Math.max(0, this.options.capacity - this.load),
+      ...(state === 'down' ? { lastError: this.lastError, retryInMs: Math.max(0, this.retryAt - Date.now()) } : {}),
+    };
+  }
+
+  /** A short line for error messages naming this host. */
+  describe(): string {
+    if (this.isUp) return this.full ? `${this.name} (full)` : `${this.name} (up)`;
+    return this.lastError ? `${this.name} (down: ${this.lastError})` : `${this.name} (not connected)`;
+  }
+
+  /** Opens a context on this host, connecting first when needed; counts it until it closes. */
+  async newContext(options: Parameters<Browser['newContext']>[0]): Promise<BrowserContext> {
+    this.reserved++;
+    try {
+      const browser = await this.browser();
+      let context: BrowserContext;
+      try {
+        context = await browser.newContext(options);
+      } catch (err) {
+        throw new ServiceError('browser_unavailable', `${this.name}: could not open a browser context: ${firstLine(err)}`, { cause: err });
+      }
+      this.open++;
+      context.once('close', () => this.open--);
+      placements.set(context, { host: this, browser });
+      return context;
+    } finally {
+      this.reserved--;
+    }
+  }
+
+  /** The host's browser, connecting (once, shared by concurrent callers) when there is none. */
+  browser(): Promise<Browser> {
+    if (this.closed) return Promise.reject(new ServiceError('browser_unavailable', 'The server is shutting down.'));
+    if (this.connected?.isConnected()) return Promise.resolve(this.connected);
+    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async connect(): Promise<Browser> {
+    clearTimeout(this.retryTimer);
+    let browser: Browser;
+    try {
+      browser = await this.options.connect();
+    } catch (err) {
+      this.failures++;
+      this.lastError = err instanceof ServiceError ? err.message.split('\n')[0]! : firstLine(err);
+      this.retryAt = Date.now() + Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (this.failures - 1));
+      this.options.logger.warn({ host: this.name, err: this.lastError, retryInMs: this.retryAt - Date.now() }, 'browser host down');
+      this.scheduleRetry();
+      // The local host's own message says best what to do (e.g. how to install Chromium).
+      if (err instanceof ServiceError && this.options.kind === 'local') throw err;
+      throw new ServiceError('browser_unavailable', `${this.name}: ${this.lastError}`, { cause: err });
+    }
+    if (this.closed) {
+      await browser.close().catch(() => undefined);
+      throw new ServiceError('browser_unavailable', 'The server is shutting down.');
+    }
+    const wasDown = this.lastError !== undefined;
+    this.connected = browser;
+    this.failures = 0;
+    this.lastError = undefined;
+    const lost = new Promise<never>((_, reject) =>
+      browser.once('disconnected', () => {
+        reject(hostLostError(this.name));
+        this.onDisconnected(browser);
+      }),
+    );
+    lost.catch(() => undefined);
+    losses.set(browser, lost);
+    this.options.logger.info({ host: this.name, kind: this.options.kind }, wasDown ? 'browser host back up' : 'browser host connected');
+    return browser;
+  }
+
+  private onDisconnected(browser: Browser): void {
+    if (this.connected !== browser) return;
+    this.connected = undefined;
+    if (this.closed) return;
+    this.failures = 1;
+    this.lastError = 'the connection to its browser was lost';
+    this.retryAt = Date.now() + FIRST_RETRY_MS;
+    this.options.logger.warn({ host: this.name }, 'browser host lost; its sessions are gone');
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (!this.options.reconnect || this.closed) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.browser().catch(() => undefined), Math.max(0, this.retryAt - Date.now()));
+    this.retryTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    const browser = this.connected ?? (await this.connecting?.catch(() => undefined));
+    this.connected = undefined;
+    if (browser?.isConnected()) await browser.close().catch(() => undefined);
+  }
+}
+
+function hostLostError(name: string): ServiceError {
+  return new ServiceError(
+    'browser_unavailable',
+    `The browser host ${name} was lost, and this session's pages with it. End it with session_end and start a new session.`,
+  );
+}
+
+/** The public name of the host a context runs on ("local" for contexts the pool did not place). */
+export function hostOf(context: BrowserContext): string {
+  return placements.get(context)?.host.name ?? 'local';
+}
+
+/** `browser_unavailable` when the browser connection the context was opened on has been lost, else undefined. */
+export function hostLoss(context: BrowserContext): ServiceError | undefined {
+  const placement = placements.get(context);
+  return placement && !placement.browser.isConnected() ? hostLostError(placement.host.name) : undefined;
+}
+
+/** Rejects with `browser_unavailable` once the context's browser connection is lost; never settles otherwise. */
+export function whenHostLost(context: BrowserContext): Promise<never> {
+  const placement = placements.get(context);
+  return (placement && losses.get(placement.browser)) ?? new Promise<never>(() => undefined);
+}
+
+export function firstLine(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.split('\n')[0] ?? message;
+}

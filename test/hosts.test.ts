@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServiceError } from '../src/core/errors.js';
+import { silentLogger } from '../src/core/logger.js';
+import { BrowserService } from '../src/core/service.js';
+import type { ServiceConfig } from '../src/core/config.js';
+import { closedPort, startCdpBrowser, startRunServer, TEST_LAUNCH_OPTIONS, type HostProcess } from './fixtures/browser-hosts.js';
+import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { OPEN_OWNER } from '../src/http/auth.js';
+import { api, startHttp, type TestHttp } from './http-fixture.js';
+
+// Sessions on a pool of real browser hosts on loopback: playwright-core run-server processes and a CDP Chromium.
+const OWNER = 'pool-test';
+let site: SiteServer;
+let fake: FakeLLM;
+const hosts: HostProcess[] = [];
+const services: BrowserService[] = [];
+// Two Playwright servers and a CDP browser, shared by the tests that do not kill a host.
+let a: HostProcess;
+let b: HostProcess;
+let cdp: HostProcess;
+
+function pooled(config: Partial<ServiceConfig>): BrowserService {
+  const service = new BrowserService({ logger: silentLogger(), remoteLaunchOptions: TEST_LAUNCH_OPTIONS, ...config });
+  services.push(service);
+  return service;
+}
+
+async function host(start: () => Promise<HostProcess>): Promise<HostProcess> {
+  const started = await start();
+  hosts.push(started);
+  return started;
+}
+
+async function failure(promise: Promise<unknown>): Promise<ServiceError> {
+  const err = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(err).toBeInstanceOf(ServiceError);
+  return err as ServiceError;
+}
+
+beforeAll(async () => {
+  [site, fake, a, b, cdp] = await Promise.all([
+    startSiteServer(),
+    startFakeLLM(),
+    host(startRunServer),
+    host(startRunServer),
+    host(startCdpBrowser),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.allSettled(services.map((service) => service.close()));
+  await Promise.allSettled(hosts.map((entry) => entry.kill()));
+  await Promise.allSettled([site?.close(), fake?.close()]);
+});
+
+describe('a pool of browser hosts', () => {
+  it('spreads sessions over the hosts, skips one that cannot be reached, and says where each runs without credentials', async () => {
+    const dead = `ws://127.0.0.1:${await closedPort()}/`;
+    const withSecrets = a.url.replace('ws://', 'ws://alice:pa55word@') + '?token=s3cret-token';
+    const service = pooled({ playwrightEndpoints: [withSecrets, b.url, dead], cdpEndpoints: [cdp.url] });
+
+    const started = await Promise.all(Array.from({ length: 6 }, () => service.startSession(OWNER)));
+    const names = [`ws://127.0.0.1:${a.port}`, `ws://127.0.0.1:${b.port}`, `http://127.0.0.1:${cdp.port}`];
+    const perHost = names.map((name) => started.filter((info) => info.host === name).length);
+    expect(perHost).toEqual([2, 2, 2]);
+    expect(started.every((info) => info.state === 'open')).toBe(true);
+
+    const status = service.browser.status();
+    expect(status.hosts.map((entry) => [entry.name, entry.state])).toEqual([
+      [names[0], 'up'],
+      [names[1], 'up'],
+      [dead.replace(/\/$/, ''), 'down'],
+      [names[2], 'up'],
+    ]);
+    expect(status.up).toBe(3);
+    const listed = JSON.stringify({ list: service.listSessions(OWNER), status });
+    expect(listed).not.toMatch(/s3cret|pa55word|alice/);
+
+    // Every host runs real pages that reach the site server.
+    for (const info of started.slice(0, 3)) {
+      const { result } = await service.navigate(OWNER, info.id, { url: site.url('/index.html') });
+      expect(result.data.result?.status).toBe(200);
+    }
+    await Promise.all(started.map((info) => service.endSession(OWNER, info.id)));
+    expect(service.browser.status().hosts.map((entry) => entry.sessions)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('runs the whole feature set on a pooled session: page text with closed shadow roots and iframes, dialogs, popups, extract with a model', async () => {
+    fake.reset();
+    const service = pooled({
+      playwrightEndpoints: [a.url],
+      model: 'openai/gpt-4.1-mini',
+      env: { OPENAI_API_KEY: 'sk-pool-test', OPENAI_BASE_URL: fake.openaiBaseURL },
+    });
+    const { id, host: where } = await service.startSession(OWNER);
+    expect(where).toBe(`ws://127.0.0.1:${a.port}`);
+
+    await service.navigate(OWNER, id, { url: site.url('/pages/shadow.html') });
+    const shadow = (await service.extract(OWNER, id, {})).result.result as { pageText: string };
+    expect(shadow.pageText).toContain('Text inside a closed shadow root.');
+    await service.navigate(OWNER, id, { url: site.url('/pages/frames-same.html') });
+    const framed = (await service.extract(OWNER, id, { iframes: true })).result.result as { pageText: string };
+    expect(framed.pageText).toContain('Weekly news from inside the frame.');
+
+    const dialogs = await service.navigate(OWNER, id, { url: site.url('/dialogs.html') });
+    expect(dialogs.pageEvents.map((event) => event.type)).toEqual(['dialog', 'dialog']);
+    await service.navigate(OWNER, id, { url: site.url('/popup.html') });
+    await expect
+      .poll(() => service.getSession(OWNER, id).recentEvents.some((event) => event.type === 'popup'), { timeout: 5_000 })
+      .toBe(true);
+
+    fake.enqueue({ json: { heading: 'A page that opens a window' } });
+    const schema = { type: 'object', properties: { heading: { type: 'string' } }, required: ['heading'] };
+    const extracted = await service.extract(OWNER, id, { instruction: 'the main heading', schema });
+    expect(extracted.result.result).toEqual({ heading: 'A page that opens a window' });
+    expect(JSON.stringify(fake.requests[0]!.body)).toContain('A page that opens a window');
+  });
+
+  it('a host that dies: its sessions fail fast with browser_unavailable and are listed as lost; new sessions go elsewhere; it takes sessions again once back', async () => {
+    const doomed = await host(startRunServer);
+    const survivor = b;
+    const doomedName = `ws://127.0.0.1:${doomed.port}`;
+    const http: TestHttp = await startHttp({}, pooled({ playwrightEndpoints: [doomed.url, survivor.url] }));
+    const { service } = http;
+    // The REST door's owner when no API keys are configured, so both doors see the same sessions.
+    const owner = OPEN_OWNER;
+    const [onDoomed, onSurvivor] = await Promise.all([service.startSession(owner), service.startSession(owner)].map((p) => p));
+    const [lostInfo, keptInfo] = onDoomed!.host === doomedName ? [onDoomed!, onSurvivor!] : [onSurvivor!, onDoomed!];
+    expect(lostInfo.host).toBe(doomedName);
+    expect(keptInfo.host).not.toBe(doomedName);
+
+    // A navigation that would wait 60 s is in flight when the host goes.
+    const inFlight = failure(service.navigate(owner, lostInfo.id, { url: site.url('/hang'), options: { timeout: 60_000 } }));
+    await expect.poll(() => site.requests.some((request) => request.url === '/hang'), { timeout: 10_000 }).toBe(true);
+    const killedAt = Date.now();
+    await doomed.kill();
+    const err = await inFlight;
+    expect(err.code).toBe('browser_unavailable');
+    expect(err.message).toContain(doomedName);
+    expect(Date.now() - killedAt).toBeLessThan(5_000);
+
+    const again = await failure(service.navigate(owner, lostInfo.id, { url: site.url('/index.html') }));
+    expect(again.code).toBe('browser_unavailable');
+    const rest = await api(http.url, 'POST', `/v1/sessions/${lostInfo.id}/navigate`, { body: { url: site.url('/index.html') } });
+    expect(rest.status).toBe(503);
+    expect(rest.json.error.code).toBe('browser_unavailable');
+    const states = Object.fromEntries(service.listSessions(owner).map((info) => [info.id, info.state]));
+    expect(states).toEqual({ [lostInfo.id]: 'lost', [keptInfo.id]: 'open' });
+    expect((await api(http.url, 'GET', '/v1/sessions')).json.data.sessions.find((s: { id: string }) => s.id === lostInfo.id).state).toBe(
+      'lost',
+    );
+
+    // The other host's session works on, and new sessions land there.
+    expect((await service.navigate(owner, keptInfo.id, { url: site.url('/page2.html') })).result.data.result?.status).toBe(200);
+    const fresh = await service.startSession(owner);
+    expect(fresh.host).toBe(keptInfo.host);
+    expect(service.browser.status().hosts.find((entry) => entry.name === doomedName)?.state).toBe('down');
+
+    // A lost session ends cleanly.
+    await service.endSession(owner, lostInfo.id);
+    expect(service.listSessions(owner).map((info) => info.id)).not.toContain(lostInfo.id);
+
+    // Back on the same port: the pool reconnects by itself and places the next session there (it has the fewest).
+    const revived = await host(() => startRunServer(doomed.port));
+    expect(revived.port).toBe(doomed.port);
+    await expect
+      .poll(() => service.browser.status().hosts.find((entry) => entry.name === doomedName)?.state, { timeout: 15_000 })
+      .toBe('up');
+    const placedBack = await service.startSession(owner);
+    expect(placedBack.host).toBe(doomedName);
+    expect((await service.navigate(owner, placedBack.id, { url: site.url('/index.html') })).result.data.result?.status).toBe(200);
+    await http.http.close();
+  });
+
+  it('with no host reachable, session_start answers browser_unavailable naming every host tried', async () => {
+    const ports = await Promise.all([closedPort(), closedPort()]);
+    const service = pooled({ playwrightEndpoints: [`ws://127.0.0.1:${ports[0]}/`], cdpEndpoints: [`http://127.0.0.1:${ports[1]}`] });
+    const err = await failure(service.startSession(OWNER));
+    expect(err.code).toBe('browser_unavailable');
+    expect(err.status).toBe(503);
+    expect(err.message).toContain(`ws://127.0.0.1:${ports[0]}`);
+    expect(err.message).toContain(`http://127.0.0.1:${ports[1]}`);
+    expect(service.listSessions(OWNER)).toEqual([]);
+  });
+});
