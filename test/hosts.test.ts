@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CHROMIUM_ARGS } from '../src/core/browser.js';
 import { ServiceError } from '../src/core/errors.js';
+import { missingFlags } from '../src/core/hosts/remote.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import type { ServiceConfig } from '../src/core/config.js';
@@ -79,6 +81,10 @@ describe('a pool of browser hosts', () => {
     expect(status.up).toBe(3);
     const listed = JSON.stringify({ list: service.listSessions(OWNER), status });
     expect(listed).not.toMatch(/s3cret|pa55word|alice/);
+
+    // Our Chromium flags (no background networking, component updates, ...) reach the browsers run-server launches.
+    for (const pooledHost of service.browser.hosts.slice(0, 2))
+      expect(await missingFlags(await pooledHost.browser(), DEFAULT_CHROMIUM_ARGS)).toEqual([]);
 
     // Every host runs real pages that reach the site server.
     for (const info of started.slice(0, 3)) {

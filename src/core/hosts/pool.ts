@@ -1,9 +1,10 @@
 import type { Browser, BrowserContext } from 'playwright-core';
 import type { Logger } from 'pino';
+import { DEFAULT_CHROMIUM_ARGS } from '../browser.js';
 import { ServiceError } from '../errors.js';
 import { BrowserHost, type HostStatus } from './host.js';
 import { launchLocal } from './local.js';
-import { connectCdp, connectPlaywright, publicEndpoint, remoteLaunchOptions, type RemoteLaunchOptions } from './remote.js';
+import { connectCdp, connectPlaywright, missingFlags, publicEndpoint, remoteLaunchOptions, type RemoteLaunchOptions } from './remote.js';
 
 export type ContextOptions = Parameters<Browser['newContext']>[0];
 
@@ -62,7 +63,7 @@ export class BrowserPool {
           new BrowserHost({
             name: unique(endpoint),
             kind: 'playwright',
-            connect: () => connectPlaywright(endpoint, launchOptions),
+            connect: () => connectPlaywright(endpoint, launchOptions).then((browser) => warnOnMissingFlags(browser, endpoint, logger)),
             reconnect: true,
             capacity,
             logger,
@@ -126,4 +127,16 @@ export class BrowserPool {
     this.closed = true;
     await Promise.all(this.hosts.map((host) => host.close()));
   }
+}
+
+/** Says in the log when a Playwright server ignored our launch flags (it needs --unsafe to accept them). */
+async function warnOnMissingFlags(browser: Browser, endpoint: string, logger: Logger): Promise<Browser> {
+  const missing = await missingFlags(browser, DEFAULT_CHROMIUM_ARGS).catch(() => []);
+  if (missing.length) {
+    logger.warn(
+      { host: publicEndpoint(endpoint), missing },
+      'the browser host launched Chromium without our flags (start run-server with --unsafe, or give the flags to launchServer); it may stall on a closed network',
+    );
+  }
+  return browser;
 }

@@ -56,6 +56,24 @@ export async function connectPlaywright(endpoint: string, launchOptions: RemoteL
   }
 }
 
+/**
+ * The flags of `expected` the host's Chromium was not started with. A Playwright server drops clients' args and
+ * executablePath unless it runs with --unsafe; Chromium without our flags can stall on a closed network.
+ */
+export async function missingFlags(browser: Browser, expected: string[]): Promise<string[]> {
+  // CDP's Browser.getBrowserCommandLine needs --enable-automation, which Playwright no longer passes; chrome://version shows it.
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto('chrome://version', { timeout: 10_000 });
+    const given = (await page.locator('#command_line').textContent({ timeout: 10_000 })) ?? '';
+    const flags = new Set(given.split(/\s+/));
+    return expected.filter((flag) => !flags.has(flag));
+  } finally {
+    await context.close().catch(() => undefined);
+  }
+}
+
 /** A connection to a running Chrome's DevTools endpoint; its launch flags are whatever it was started with. */
 export async function connectCdp(endpoint: string): Promise<Browser> {
   try {
