@@ -3,7 +3,7 @@ import type { BrowserContext, Dialog, Frame, Page } from 'playwright-core';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ServiceError } from './errors.js';
-import { hostLoss, hostOf, whenHostLost } from './hosts/host.js';
+import { hostLoss, hostOf, raceHostLoss } from './hosts/host.js';
 import type { BrowserPool } from './hosts/pool.js';
 import { withTimeout } from './operation.js';
 
@@ -403,7 +403,7 @@ export class SessionRegistry {
     if (lost) return Promise.reject(lost);
     // An operation on a host that goes away fails at once, whatever it was waiting for.
     const running = session.runExclusive(() => work(session));
-    return Promise.race([running, whenHostLost(session.context)]).catch(async (err: unknown) => {
+    return raceHostLoss(session.context, running).catch(async (err: unknown) => {
       // Playwright fails the pending calls a moment before it reports the lost connection: say what happened.
       await new Promise((resolve) => setTimeout(resolve, 0));
       throw hostLoss(session.context) ?? err;

@@ -41,7 +41,8 @@ interface Placement {
   browser: Browser;
 }
 const placements = new WeakMap<BrowserContext, Placement>();
-const losses = new WeakMap<Browser, Promise<never>>();
+/** Who waits on each browser connection's loss: operations in flight on its contexts. */
+const lossWatchers = new WeakMap<Browser, Set<() => void>>();
 
 /**
  * One browser host of the pool: one browser connection shared by all the sessions placed on it. A lost connection
@@ -151,14 +152,12 @@ export class BrowserHost {
     this.connected = browser;
     this.failures = 0;
     this.lastError = undefined;
-    const lost = new Promise<never>((_, reject) =>
-      browser.once('disconnected', () => {
-        reject(hostLostError(this.name));
-        this.onDisconnected(browser);
-      }),
-    );
-    lost.catch(() => undefined);
-    losses.set(browser, lost);
+    const watchers = new Set<() => void>();
+    lossWatchers.set(browser, watchers);
+    browser.once('disconnected', () => {
+      for (const watcher of watchers) watcher();
+      this.onDisconnected(browser);
+    });
     this.options.logger.info({ host: this.name, kind: this.options.kind }, wasDown ? 'browser host back up' : 'browser host connected');
     return browser;
   }
@@ -208,10 +207,15 @@ export function hostLoss(context: BrowserContext): ServiceError | undefined {
   return placement && !placement.browser.isConnected() ? hostLostError(placement.host.name) : undefined;
 }
 
-/** Rejects with `browser_unavailable` once the context's browser connection is lost; never settles otherwise. */
-export function whenHostLost(context: BrowserContext): Promise<never> {
+/** Settles like `work`, or rejects with `browser_unavailable` as soon as the context's browser connection is lost. */
+export function raceHostLoss<T>(context: BrowserContext, work: Promise<T>): Promise<T> {
   const placement = placements.get(context);
-  return (placement && losses.get(placement.browser)) ?? new Promise<never>(() => undefined);
+  const watchers = placement && lossWatchers.get(placement.browser);
+  if (!placement || !watchers) return work;
+  let onLost!: () => void;
+  const lost = new Promise<never>((_, reject) => (onLost = () => reject(hostLostError(placement.host.name))));
+  watchers.add(onLost);
+  return Promise.race([work, lost]).finally(() => watchers.delete(onLost));
 }
 
 export function firstLine(err: unknown): string {
