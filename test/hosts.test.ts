@@ -184,12 +184,16 @@ describe('a pool of browser hosts', () => {
 
   it('with no host reachable, session_start answers browser_unavailable naming every host tried', async () => {
     const ports = await Promise.all([closedPort(), closedPort()]);
-    const service = pooled({ playwrightEndpoints: [`ws://127.0.0.1:${ports[0]}/`], cdpEndpoints: [`http://127.0.0.1:${ports[1]}`] });
+    const service = pooled({
+      playwrightEndpoints: [`ws://bob:hunter22@127.0.0.1:${ports[0]}/?token=zz-secret-token`],
+      cdpEndpoints: [`http://127.0.0.1:${ports[1]}`],
+    });
     const err = await failure(service.startSession(OWNER));
     expect(err.code).toBe('browser_unavailable');
     expect(err.status).toBe(503);
     expect(err.message).toContain(`ws://127.0.0.1:${ports[0]}`);
     expect(err.message).toContain(`http://127.0.0.1:${ports[1]}`);
+    expect(JSON.stringify({ message: err.message, details: err.details })).not.toMatch(/hunter22|zz-secret-token|bob/);
     expect(service.listSessions(OWNER)).toEqual([]);
   });
 });
