@@ -6,6 +6,7 @@ import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import type { ServiceConfig } from '../src/core/config.js';
 import { closedPort, startCdpBrowser, startRunServer, TEST_LAUNCH_OPTIONS, type HostProcess } from './fixtures/browser-hosts.js';
+import { latestPage, refOf } from './agent-fixtures.js';
 import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { OPEN_OWNER } from '../src/http/auth.js';
@@ -17,6 +18,7 @@ let site: SiteServer;
 let fake: FakeLLM;
 const hosts: HostProcess[] = [];
 const services: BrowserService[] = [];
+const servers: TestHttp[] = [];
 // Two Playwright servers and a CDP browser, shared by the tests that do not kill a host.
 let a: HostProcess;
 let b: HostProcess;
@@ -54,6 +56,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await Promise.allSettled(servers.map((server) => server.http.close()));
   await Promise.allSettled(services.map((service) => service.close()));
   await Promise.allSettled(hosts.map((entry) => entry.kill()));
   await Promise.allSettled([site?.close(), fake?.close()]);
@@ -95,7 +98,7 @@ describe('a pool of browser hosts', () => {
     expect(service.browser.status().hosts.map((entry) => entry.sessions)).toEqual([0, 0, 0, 0]);
   });
 
-  it('runs the whole feature set on a pooled session: page text with closed shadow roots and iframes, dialogs, popups, extract with a model', async () => {
+  it('runs the whole feature set on a pooled session: page text with closed shadow roots and iframes, dialogs, popups, extract with a model, the agent', async () => {
     fake.reset();
     const service = pooled({
       playwrightEndpoints: [a.url],
@@ -124,6 +127,34 @@ describe('a pool of browser hosts', () => {
     const extracted = await service.extract(OWNER, id, { instruction: 'the main heading', schema });
     expect(extracted.result.result).toEqual({ heading: 'A page that opens a window' });
     expect(JSON.stringify(fake.requests[0]!.body)).toContain('A page that opens a window');
+
+    // The agent acts on the remote page by refs: it signs in and reads what the next page says.
+    fake.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/login.html') } }] },
+      (request) => ({
+        toolCalls: [
+          { name: 'type', arguments: { ref: refOf(request, /Username/), text: 'alice' } },
+          { name: 'type', arguments: { ref: refOf(request, /Password/), text: '%password%', submit: true } },
+        ],
+      }),
+      (request) => ({
+        toolCalls: [
+          { name: 'done', arguments: { success: true, message: /Account balance: (.+)/.exec(latestPage(request))?.[1] ?? 'none' } },
+        ],
+      }),
+    );
+    const agent = await service.agentExecute(OWNER, id, {
+      agentConfig: {
+        provider: 'openai',
+        model: 'gpt-4.1-mini',
+        options: { apiKey: 'sk-pool-test', baseURL: fake.openaiBaseURL, maxRetries: 0 },
+      },
+      executeOptions: {
+        instruction: 'Sign in as alice with %password% and read the balance.',
+        variables: { password: 'correct horse battery' },
+      },
+    });
+    expect(agent.result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('4,217.93 EUR') });
   });
 
   it('a host that dies: its sessions fail fast with browser_unavailable and are listed as lost; new sessions go elsewhere; it takes sessions again once back', async () => {
@@ -131,6 +162,7 @@ describe('a pool of browser hosts', () => {
     const survivor = b;
     const doomedName = `ws://127.0.0.1:${doomed.port}`;
     const http: TestHttp = await startHttp({}, pooled({ playwrightEndpoints: [doomed.url, survivor.url] }));
+    servers.push(http);
     const { service } = http;
     // The REST door's owner when no API keys are configured, so both doors see the same sessions.
     const owner = OPEN_OWNER;
@@ -179,7 +211,6 @@ describe('a pool of browser hosts', () => {
     const placedBack = await service.startSession(owner);
     expect(placedBack.host).toBe(doomedName);
     expect((await service.navigate(owner, placedBack.id, { url: site.url('/index.html') })).result.data.result?.status).toBe(200);
-    await http.http.close();
   });
 
   it('with no host reachable, session_start answers browser_unavailable naming every host tried', async () => {
