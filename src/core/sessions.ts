@@ -367,7 +367,7 @@ export class SessionRegistry {
         return session;
       } catch (err) {
         await context.close().catch(() => undefined);
-        throw err;
+        throw hostLoss(context) ?? err;
       }
     } finally {
       this.starting--;
