@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../core/errors.js';
-import { ExtractOptions, WRAPPED_RESULT_KEY, type Usage } from '../core/extract.js';
+import { ExtractOptions, WRAPPED_RESULT_KEY } from '../core/extract.js';
+import type { Usage } from '../core/usage.js';
 import { needsWrapping } from '../core/extract-schema.js';
 import type { BrowserService } from '../core/service.js';
 

@@ -6,6 +6,7 @@ import { createLLMClient, resolveModel } from './llm/index.js';
 import type { ChatMessage, LLMClient } from './llm/types.js';
 import type { OperationContext } from './operation.js';
 import type { Session } from './sessions.js';
+import { UsageTotal, type Usage } from './usage.js';
 import { takeSnapshot, type PageSnapshot } from './snapshot/index.js';
 
 /** ExtractOptions of the service interface (2.9). `schema` is a JSON Schema over MCP and REST. */
@@ -27,16 +28,6 @@ export const ExtractOptions = z
   })
   .strict();
 export type ExtractOptions = z.infer<typeof ExtractOptions>;
-
-/** Token and timing metrics, in the interface's field names (2.8). */
-export const Usage = z.object({
-  input_tokens: z.number(),
-  output_tokens: z.number(),
-  reasoning_tokens: z.number().optional(),
-  cached_input_tokens: z.number().optional(),
-  inference_time_ms: z.number(),
-});
-export type Usage = z.infer<typeof Usage>;
 
 /** `{pageText}`, `{extraction}`, or an object valid against the caller's schema (2.10). */
 export const ExtractResult = z.record(z.string(), z.unknown());
@@ -281,26 +272,4 @@ export function mergeValues(a: unknown, b: unknown): unknown {
     return out;
   }
   return a;
-}
-
-/** Sums the usage of several model calls; optional counters appear once a call reports them (or when seeded). */
-export class UsageTotal {
-  private readonly sum: Usage;
-
-  constructor(start: Usage = { input_tokens: 0, output_tokens: 0, inference_time_ms: 0 }) {
-    this.sum = { ...start };
-  }
-
-  add(usage: Usage): void {
-    this.sum.input_tokens += usage.input_tokens;
-    this.sum.output_tokens += usage.output_tokens;
-    this.sum.inference_time_ms += usage.inference_time_ms;
-    if (usage.reasoning_tokens !== undefined) this.sum.reasoning_tokens = (this.sum.reasoning_tokens ?? 0) + usage.reasoning_tokens;
-    if (usage.cached_input_tokens !== undefined)
-      this.sum.cached_input_tokens = (this.sum.cached_input_tokens ?? 0) + usage.cached_input_tokens;
-  }
-
-  get total(): Usage {
-    return { ...this.sum };
-  }
 }

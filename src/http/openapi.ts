@@ -3,7 +3,7 @@ import { ERROR_STATUS } from '../core/errors.js';
 import { VERSION } from '../version.js';
 import { API_KEY_HEADER } from './auth.js';
 import { ErrorBody } from './errors.js';
-import type { Route } from './routes.js';
+import type { Route } from './route.js';
 import { SSE_EVENTS } from './sse.js';
 
 type Json = Record<string, unknown>;

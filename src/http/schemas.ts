@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AgentResult } from '../core/agent/schema.js';
-import { ExtractOptions, ExtractResult, Usage } from '../core/extract.js';
+import { ExtractOptions, ExtractResult } from '../core/extract.js';
+import { Usage } from '../core/usage.js';
 import { SessionInfoSchema } from '../core/sessions.js';
 
 /** The REST envelopes around the core's schemas; the core's request schemas are used as they are. */

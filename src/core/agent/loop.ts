@@ -1,6 +1,6 @@
 import type { ServiceConfig } from '../config.js';
 import { isAbortError, ServiceError, throwIfAborted } from '../errors.js';
-import { UsageTotal, type Usage } from '../extract.js';
+import { UsageTotal, type Usage } from '../usage.js';
 import { createLLMClient, DEFAULT_MODELS, parseModelName, resolveModel } from '../llm/index.js';
 import type { ChatResponse, LLMClient } from '../llm/types.js';
 import { sleep, type OperationContext } from '../operation.js';

@@ -1,4 +1,4 @@
-import type { Usage } from '../extract.js';
+import type { Usage } from '../usage.js';
 
 /** The one model interface the core uses; openai.ts and anthropic.ts adapt the providers' SDKs to it. */
 export type Provider = 'openai' | 'anthropic';

@@ -11,16 +11,9 @@ import { REFS_KEY, refNumbers, resolveRefLocator, type RefTarget } from './refs.
 import { Renderer, type FrameSlot } from './render.js';
 import { resolveScope, scopeRoots } from './scope.js';
 import { waitForSettledDom, watchPage } from './settle.js';
+import type { ElementRef } from './types.js';
 
-/** An interactive element the page text gave a ref to, e.g. "0-41" (frame 0, DOM node 41). */
-export interface ElementRef {
-  ref: string;
-  frameId: string;
-  role: string;
-  name: string;
-  /** Absolute href for links. */
-  href?: string;
-}
+export type { ElementRef } from './types.js';
 
 export interface PageSnapshot {
   /** Compact accessibility-tree text, one line per meaningful node, refs in [brackets]. */

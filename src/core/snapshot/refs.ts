@@ -3,7 +3,7 @@ import { ServiceError } from '../errors.js';
 import type { Session } from '../sessions.js';
 import { DEFAULT_CALL_TIMEOUT_MS, frameSession, pageSession, type Cdp } from './cdp.js';
 import type { AXTree } from './ax.js';
-import type { ElementRef } from './index.js';
+import type { ElementRef } from './types.js';
 import { RefNumbers } from './render.js';
 
 export const REFS_KEY = 'snapshot.refs';
