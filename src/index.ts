@@ -1,4 +1,5 @@
 export { BrowserSessions, BrowserSession, SessionPage, type BrowserSessionsOptions } from './client/index.js';
+export type { OperationInfo, OperationRunOptions } from './client/result.js';
 export { BrowserService, type Outcome } from './core/service.js';
 export { ServiceError, type ErrorCode } from './core/errors.js';
 export type { NavigateRequest, NavigateResponse, NavigationResponse } from './core/navigate.js';

@@ -232,6 +232,17 @@ describe('REST API over HTTP', () => {
     await api(server.url, 'POST', `/v1/sessions/${id}/end`);
   });
 
+  it('answers a JSON schema nested thousands of levels deep with 400 invalid_argument naming the depth limit', async () => {
+    const id = await start();
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 1_500; i++) schema = { type: 'object', properties: { a: schema } };
+    const res = await api(server.url, 'POST', `/v1/sessions/${id}/extract`, { body: { instruction: 'x', schema } });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe('invalid_argument');
+    expect(res.json.error.message).toMatch(/nested more than 100 levels/);
+    await api(server.url, 'POST', `/v1/sessions/${id}/end`);
+  });
+
   it('answers 500 with a generic message and keeps the details in the log', async () => {
     process.env.HTTP_TEST_FAIL_LIST = '1';
     try {

@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { errors as playwrightErrors, type Frame, type Page, type Response } from 'playwright-core';
 import { z } from 'zod';
 import { DEFAULTS } from './config.js';
-import { ServiceError, throwIfAborted } from './errors.js';
+import { cancelledError, ServiceError, throwIfAborted } from './errors.js';
 import { withTimeout, type OperationContext } from './operation.js';
 import type { Session } from './sessions.js';
 
@@ -46,7 +45,7 @@ export const NavigateResponse = z
     data: z
       .object({
         result: NavigationResponse.nullable().describe('The navigation response, or null for same-document navigations and about:blank.'),
-        actionId: z.string().optional(),
+        actionId: z.string().describe('Id of this operation, made by the door that ran it.'),
       })
       .strict(),
   })
@@ -86,13 +85,12 @@ export async function navigate(
   req: NavigateRequest,
   policy: NavigatePolicy,
   ctx: OperationContext = {},
-): Promise<NavigateResponse> {
+): Promise<NavigationResponse | null> {
   const url = checkUrl(req.url, policy);
   const frame = req.frameId ? session.frame(req.frameId) : session.page.mainFrame();
   const timeout = req.options?.timeout ?? DEFAULTS.navigationTimeoutMs;
   const waitUntil = req.options?.waitUntil ?? 'load';
   const frameId = session.frameId(frame);
-  const actionId = randomUUID();
 
   ctx.progress?.({ message: `navigating to ${url.href}`, data: { stage: 'started', url: url.href, frameId } });
   const stopProgress = reportStages(frame, ctx);
@@ -131,7 +129,7 @@ export async function navigate(
     message: result ? `finished with status ${result.status}` : 'finished without a network response',
     data: { stage: 'finished', status: result?.status ?? null },
   });
-  return { success: true, data: { result, actionId } };
+  return result;
 }
 
 async function stopLoading(page: Page): Promise<void> {
@@ -149,7 +147,7 @@ function whenAborted(signal: AbortSignal | undefined): { promise: Promise<never>
   if (!signal) return { promise: new Promise<never>(() => undefined), dispose: () => undefined };
   let onAbort!: () => void;
   const promise = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new ServiceError('cancelled', 'The navigation was cancelled by the client.'));
+    onAbort = () => reject(cancelledError());
   });
   signal.addEventListener('abort', onAbort, { once: true });
   return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };

@@ -5,15 +5,26 @@ import { createLogger } from './logger.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
 import { throwIfAborted } from './errors.js';
-import { extract, type ExtractOptions, type ExtractOutcome } from './extract.js';
-import { navigate, type NavigateRequest, type NavigateResponse } from './navigate.js';
+import { extract, type ExtractOptions } from './extract.js';
+import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
 import type { OperationContext } from './operation.js';
 import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
+import type { Usage } from './usage.js';
 
-/** The result of an operation on a session, with what the page did meanwhile (dialogs, popups, crashes). */
+/**
+ * The plain result of an operation on a session, with its metadata: what the page did meanwhile (dialogs, popups,
+ * crashes) and the model usage when a model was called. Doors shape it (envelope, actionId, structuredContent).
+ */
 export interface Outcome<T> {
   result: T;
   pageEvents: PageEvent[];
+  /** Token usage of the operation's model calls; absent when none was made (or, for the agent, inside its result). */
+  usage?: Usage;
+}
+
+/** An extract outcome: `wrapped` tells the doors whose results must be objects to send `{value: result}`. */
+export interface ExtractionOutcome extends Outcome<unknown> {
+  wrapped: boolean;
 }
 
 /**
@@ -60,12 +71,13 @@ export class BrowserService {
     await this.sessions.end(id, owner);
   }
 
-  navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigateResponse>> {
+  navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
     return this.operate(owner, id, (session) => navigate(session, req, this.config, ctx), ctx);
   }
 
-  extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<Outcome<ExtractOutcome>> {
-    return this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
+  async extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<ExtractionOutcome> {
+    const { result, pageEvents } = await this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
+    return { result: result.result, wrapped: result.wrapped, pageEvents, ...(result.usage ? { usage: result.usage } : {}) };
   }
 
   /** Runs the agent in the session's queue, so nothing else touches the page until it has finished. */

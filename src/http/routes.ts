@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { AgentExecuteRequest } from '../core/agent/schema.js';
 import { NavigateRequest, NavigateResponse } from '../core/navigate.js';
+import { extractionObject } from '../door.js';
 import { VERSION } from '../version.js';
+import { ok, operationBody } from './envelope.js';
 import { openApiDocument } from './openapi.js';
 import { route, type Route } from './route.js';
 import {
@@ -26,7 +27,7 @@ export const routes: Route[] = [
     summary: 'Liveness check.',
     response: HealthResponse,
     auth: false,
-    handle: () => ({ success: true, data: { status: 'ok', version: VERSION } }),
+    handle: () => ok({ status: 'ok', version: VERSION }),
   }),
   route({
     method: 'GET',
@@ -45,7 +46,7 @@ export const routes: Route[] = [
     body: StartSessionRequest,
     response: SessionResponse,
     auth: true,
-    handle: async ({ service, owner }) => ({ success: true, data: await service.startSession(owner) }),
+    handle: async ({ service, owner }) => ok(await service.startSession(owner)),
   }),
   route({
     method: 'GET',
@@ -54,7 +55,7 @@ export const routes: Route[] = [
     summary: "List the caller's open sessions.",
     response: SessionListResponse,
     auth: true,
-    handle: ({ service, owner }) => ({ success: true, data: { sessions: service.listSessions(owner) } }),
+    handle: ({ service, owner }) => ok({ sessions: service.listSessions(owner) }),
   }),
   route({
     method: 'GET',
@@ -63,7 +64,7 @@ export const routes: Route[] = [
     summary: 'A session: current URL, timestamps, expiry and recent page events.',
     response: SessionResponse,
     auth: true,
-    handle: ({ service, owner, params }) => ({ success: true, data: service.getSession(owner, params.id!) }),
+    handle: ({ service, owner, params }) => ok(service.getSession(owner, params.id!)),
   }),
   route({
     method: 'POST',
@@ -74,7 +75,7 @@ export const routes: Route[] = [
     response: NavigateResponse,
     streams: true,
     auth: true,
-    handle: async ({ service, owner, params, body, ctx }) => (await service.navigate(owner, params.id!, body, ctx)).result,
+    handle: async ({ service, owner, params, body, ctx }) => operationBody(await service.navigate(owner, params.id!, body, ctx)),
   }),
   route({
     method: 'POST',
@@ -88,8 +89,8 @@ export const routes: Route[] = [
     auth: true,
     handle: async ({ service, owner, params, body, ctx }) => {
       const { streamResponse: _stream, ...options } = body;
-      const { result } = await service.extract(owner, params.id!, options, ctx);
-      return { success: true, data: { result: result.result, actionId: randomUUID(), ...(result.usage ? { usage: result.usage } : {}) } };
+      const outcome = await service.extract(owner, params.id!, options, ctx);
+      return operationBody(outcome, extractionObject(outcome));
     },
   }),
   route({
@@ -103,7 +104,7 @@ export const routes: Route[] = [
     auth: true,
     handle: async ({ service, owner, params, body, ctx }) => {
       const { streamResponse: _stream, ...request } = body;
-      return { success: true, data: { result: (await service.agentExecute(owner, params.id!, request, ctx)).result } };
+      return operationBody(await service.agentExecute(owner, params.id!, request, ctx));
     },
   }),
   route({

@@ -35,7 +35,9 @@ export const ExtractResponse = z
   })
   .strict();
 
-export const AgentExecuteResponse = z.object({ success: z.literal(true), data: z.object({ result: AgentResult }).strict() }).strict();
+export const AgentExecuteResponse = z
+  .object({ success: z.literal(true), data: z.object({ result: AgentResult, actionId: z.string() }).strict() })
+  .strict();
 
 export const HealthResponse = z
   .object({ success: z.literal(true), data: z.object({ status: z.literal('ok'), version: z.string() }).strict() })

@@ -1,5 +1,5 @@
 import type { ServiceConfig } from '../config.js';
-import { isAbortError, ServiceError, throwIfAborted } from '../errors.js';
+import { cancelledError, isAbortError, ServiceError, throwIfAborted } from '../errors.js';
 import { UsageTotal, type Usage } from '../usage.js';
 import { createLLMClient, DEFAULT_MODELS, parseModelName, resolveModel } from '../llm/index.js';
 import type { ChatResponse, LLMClient } from '../llm/types.js';
@@ -217,8 +217,7 @@ async function think(llm: LLMClient, request: Parameters<LLMClient['chat']>[0]):
   try {
     return await llm.chat(request);
   } catch (err) {
-    if (request.signal?.aborted || isAbortError(err))
-      throw new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+    if (request.signal?.aborted || isAbortError(err)) throw cancelledError(err);
     if (err instanceof ServiceError) throw err;
     throw new ServiceError(
       'model_error',
@@ -242,7 +241,7 @@ async function observe(session: Session, options: ObserveOptions): Promise<PageS
   const page = session.page;
   const snapshot = await takeSnapshot(session, { iframes: true, domSettleTimeoutMs: STEP_DOM_SETTLE_MS }, { signal: options.signal }).catch(
     (err: unknown) => {
-      if (options.signal.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
+      if (options.signal.aborted) throw cancelledError();
       return { text: `(The page text could not be read: ${describeToolError(err)})`, url: page.url(), title: '' };
     },
   );

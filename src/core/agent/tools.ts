@@ -56,13 +56,12 @@ export const BROWSER_TOOLS = [
     description: 'Open a URL in the current tab.',
     input: z.object({ url: z.string().min(1).describe('Absolute http(s) URL.') }).strict(),
     run: async ({ url }, env) => {
-      const response = await navigate(
+      const result = await navigate(
         env.session,
         { url: env.variables.substitute(url), options: { timeout: DEFAULTS.navigationTimeoutMs } },
         env.config,
         { signal: env.signal },
       );
-      const result = response.data.result;
       return { text: result ? `Opened ${result.url} (HTTP ${result.status}).` : `Opened ${env.session.page.url()}.` };
     },
   }),

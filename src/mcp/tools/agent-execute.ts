@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AgentConfig, AgentExecuteOptions, AgentResult } from '../../core/agent/schema.js';
+import { operationOutput } from '../result.js';
 import { defineTool } from '../tool.js';
 
 export const agentExecuteTool = defineTool({
@@ -20,12 +21,16 @@ export const agentExecuteTool = defineTool({
   output: AgentResult,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   run: async ({ sessionId, agentConfig, executeOptions }, ctx) => {
-    const { result, pageEvents } = await ctx.service.agentExecute(ctx.owner, sessionId, { agentConfig, executeOptions }, ctx);
-    const failed = result.actions.filter((action) => action.error !== undefined).length;
-    const text = [
-      `${result.completed ? (result.success ? 'Completed' : 'Gave up') : 'Not completed'}: ${result.message}`,
-      `${result.actions.length} actions (${failed} failed): ${result.actions.map((action) => action.type).join(', ') || 'none'}.`,
-    ].join('\n');
-    return { structured: result, text, pageEvents };
+    const outcome = await ctx.service.agentExecute(ctx.owner, sessionId, { agentConfig, executeOptions }, ctx);
+    return operationOutput(outcome, (result) => ({ structured: result, text: agentSummary(result) }));
   },
 });
+
+/** The outcome and the actions taken, for clients that read the text content. */
+function agentSummary(result: AgentResult): string {
+  const failed = result.actions.filter((action) => action.error !== undefined).length;
+  return [
+    `${result.completed ? (result.success ? 'Completed' : 'Gave up') : 'Not completed'}: ${result.message}`,
+    `${result.actions.length} actions (${failed} failed): ${result.actions.map((action) => action.type).join(', ') || 'none'}.`,
+  ].join('\n');
+}

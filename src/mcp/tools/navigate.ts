@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NavigateRequest, NavigateResponse } from '../../core/navigate.js';
+import { operationOutput } from '../result.js';
 import { defineTool } from '../tool.js';
 
 export const navigateTool = defineTool({
@@ -11,7 +12,7 @@ export const navigateTool = defineTool({
   output: NavigateResponse,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   run: async ({ sessionId, ...req }, ctx) => {
-    const { result, pageEvents } = await ctx.service.navigate(ctx.owner, sessionId, req, ctx);
-    return { structured: result, pageEvents };
+    const outcome = await ctx.service.navigate(ctx.owner, sessionId, req, ctx);
+    return operationOutput(outcome, (result, actionId) => ({ structured: { success: true, data: { result, actionId } } }));
   },
 });
