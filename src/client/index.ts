@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, type AgentResult } from '../core/agent/schema.js';
 import type { ServiceConfig } from '../core/config.js';
-import { ServiceError } from '../core/errors.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { NavigateRequest, NavigateResponse, NavigationResponse } from '../core/navigate.js';
 import { BrowserService } from '../core/service.js';

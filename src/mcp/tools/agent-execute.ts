@@ -7,7 +7,13 @@ export const agentExecuteTool = defineTool({
   name: 'agent_execute',
   title: 'Run an autonomous browser agent',
   description:
-    "Hand a multi-step task to an autonomous agent that drives the session's page itself (open URLs, click, type, select, scroll, read) with its own model until done. executeOptions is the task as a string, or {instruction, maxSteps (default 20), autoScreenshot, waitBetweenActions (ms), context, variables}; write secrets as %name% in the instruction and pass their values in variables so the model never sees them. agentConfig picks provider/model and MCP integrations (server URLs) whose tools the agent may also call. Returns success, completed, a message with the outcome, every action taken, and token usage. Takes minutes on long tasks; the session is busy meanwhile.",
+    "Hand a multi-step task to an autonomous agent that drives the session's page itself (open URLs, click, type, " +
+    'select, scroll, read) with its own model until done. executeOptions is the task as a string, or {instruction, ' +
+    'maxSteps (default 20), autoScreenshot, waitBetweenActions (ms), context, variables}; ' +
+    'write secrets as %name% in the instruction and pass their values in variables so the model never sees them. ' +
+    'agentConfig picks provider/model and MCP integrations (server URLs) whose tools the agent may also call. ' +
+    'Returns success, completed, a message with the outcome, every action taken, and token usage. ' +
+    'Takes minutes on long tasks; the session is busy meanwhile.',
   input: z
     .object({
       sessionId: z.string().min(1).describe('Id from session_start.'),

@@ -8,7 +8,16 @@ export const extractTool = defineTool({
   name: 'extract',
   title: 'Read or extract data from the page',
   description:
-    'Read the current page of a session. With no instruction and no schema: returns {pageText}, the page as compact accessibility-tree text where links, buttons and fields carry refs like [0-12] (no model call; use this to look at a page). With instruction only: a model answers it from the page, returning {extraction: string}. With schema (a JSON Schema; an instruction helps): returns an object valid against it; fields with format "uri"/"url" are filled with the real hrefs of links on the page, never invented ones; a non-object schema comes back as {value}. selector (XPath) limits the read to one part of the page; iframes: true includes frame content. modelName/modelClientOptions pick the model (default: the server\'s). Token usage is in _meta.usage, the id of the call in _meta.actionId.',
+    'Read the current page of a session. ' +
+    'With no instruction and no schema: returns {pageText}, ' +
+    'the page as compact accessibility-tree text where links, ' +
+    'buttons and fields carry refs like [0-12] (no model call; use this to look at a page). ' +
+    'With instruction only: a model answers it from the page, returning {extraction: string}. ' +
+    'With schema (a JSON Schema; an instruction helps): returns an object valid against it; ' +
+    'fields with format "uri"/"url" are filled with the real hrefs of links on the page, never invented ones; ' +
+    'a non-object schema comes back as {value}. selector (XPath) limits the read to one part of the page; iframes: ' +
+    "true includes frame content. modelName/modelClientOptions pick the model (default: the server's). " +
+    'Token usage is in _meta.usage, the id of the call in _meta.actionId.',
   input: ExtractOptions.extend({ sessionId: z.string().min(1).describe('Id from session_start.') }).strict(),
   output: ExtractResult,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -7,7 +7,10 @@ export const navigateTool = defineTool({
   name: 'navigate',
   title: 'Navigate a session',
   description:
-    'Open a URL in a browser session (or in one of its frames with frameId) and wait until it loads. Returns the HTTP response of the page: final url, status, headers, redirect chain; result is null for same-document (#hash) navigations. An HTTP error page (404, 500) is still a successful navigation: check result.status. Read the page afterwards with extract.',
+    'Open a URL in a browser session (or in one of its frames with frameId) and wait until it loads. ' +
+    'Returns the HTTP response of the page: final url, status, headers, redirect chain; result is null for same-document (#hash) navigations. ' +
+    'An HTTP error page (404, 500) is still a successful navigation: check result.status. ' +
+    'Read the page afterwards with extract.',
   input: NavigateRequest.extend({ sessionId: z.string().min(1).describe('Id from session_start.') }),
   output: NavigateResponse,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
