@@ -109,15 +109,14 @@ export async function extractFromSnapshot(
         data: { stage: 'extract_chunk', part: i + 1, parts: chunks.length },
       });
     const page = pageMessage(instruction, snapshot, chunk, i, chunks.length);
-    answers.push(
-      request.schema
-        ? await structured(llm, page, request.schema, snapshot, usage, ctx.signal, chunks.length > 1)
-        : await prose(llm, page, usage, ctx.signal, chunks.length > 1),
-    );
+    const call: ModelCall = { llm, usage, signal: ctx.signal, partial: chunks.length > 1 };
+    answers.push(request.schema ? await structured(call, page, request.schema, snapshot) : await prose(call, page));
   }
   if (!request.schema) {
     const extraction =
-      answers.length === 1 ? (answers[0] as string) : await combineProse(llm, instruction, answers as string[], usage, ctx.signal);
+      answers.length === 1
+        ? (answers[0] as string)
+        : await combineProse({ llm, usage, signal: ctx.signal, partial: false }, instruction, answers as string[]);
     return { result: { extraction }, wrapped: false, usage: usage.total };
   }
   const merged = answers.reduce((a, b) => mergeValues(a, b)) as Record<string, unknown>;
@@ -155,14 +154,19 @@ function pageMessage(instruction: string, snapshot: PageSnapshot, chunk: string,
   };
 }
 
+/** One model call of extract: the client, where its usage adds up, the cancel signal, and whether it sees part of the page. */
+interface ModelCall {
+  llm: LLMClient;
+  usage: UsageTotal;
+  signal: AbortSignal | undefined;
+  partial: boolean;
+}
+
 async function structured(
-  llm: LLMClient,
+  { llm, usage, signal, partial }: ModelCall,
   page: ChatMessage,
   schema: PreparedSchema,
   snapshot: PageSnapshot,
-  usage: UsageTotal,
-  signal: AbortSignal | undefined,
-  partial: boolean,
 ): Promise<unknown> {
   const system = SYSTEM + (partial ? PART_NOTE : '') + STRUCTURED_RULES;
   const messages: ChatMessage[] = [page];
@@ -217,13 +221,7 @@ function checkAnswer(
   return mapped;
 }
 
-async function prose(
-  llm: LLMClient,
-  page: ChatMessage,
-  usage: UsageTotal,
-  signal: AbortSignal | undefined,
-  partial: boolean,
-): Promise<string> {
+async function prose({ llm, usage, signal, partial }: ModelCall, page: ChatMessage): Promise<string> {
   const response = await llm.chat({ system: SYSTEM + (partial ? PART_NOTE : '') + PROSE_RULES, messages: [page], signal });
   usage.add(response.usage);
   const who = `The ${llm.provider} model "${llm.model}"`;
@@ -235,16 +233,10 @@ async function prose(
   return response.text.trim();
 }
 
-async function combineProse(
-  llm: LLMClient,
-  instruction: string,
-  parts: string[],
-  usage: UsageTotal,
-  signal: AbortSignal | undefined,
-): Promise<string> {
-  throwIfAborted(signal);
+async function combineProse(call: ModelCall, instruction: string, parts: string[]): Promise<string> {
+  throwIfAborted(call.signal);
   const content = `Instruction: ${instruction}\n\nAnswers found in consecutive parts of one page:\n${parts.map((p, i) => `<part n="${i + 1}">\n${p}\n</part>`).join('\n')}\n\nCombine them into one answer to the instruction. Drop parts that say they found nothing.`;
-  return prose(llm, { role: 'user', content }, usage, signal, false);
+  return prose({ ...call, partial: false }, { role: 'user', content });
 }
 
 /** Page text cut at line ends into pieces of at most `maxChars`; a longer line is cut inside. */

@@ -85,7 +85,7 @@ export class BrowserService {
     return this.operate(
       owner,
       id,
-      (session) => runAgent(session, req.agentConfig ?? {}, req.executeOptions, { config: this.config }, ctx),
+      (session) => runAgent({ session, config: req.agentConfig ?? {}, options: req.executeOptions, deps: { config: this.config }, ctx }),
       ctx,
     );
   }

@@ -36,14 +36,17 @@ interface StepTiming {
 
 type StopReason = 'done' | 'max_steps';
 
+/** What runAgent is given: the session, the agent's config and task, the service's dependencies, the door's context. */
+export interface AgentRequest {
+  session: Session;
+  config: AgentConfig;
+  options: AgentExecuteOptions;
+  deps: AgentDeps;
+  ctx?: OperationContext;
+}
+
 /** Runs the agent on a session until it calls done, spends maxSteps, is cancelled, or its model fails. */
-export async function runAgent(
-  session: Session,
-  config: AgentConfig,
-  options: AgentExecuteOptions,
-  deps: AgentDeps,
-  ctx: OperationContext = {},
-): Promise<AgentResult> {
+export async function runAgent({ session, config, options, deps, ctx = {} }: AgentRequest): Promise<AgentResult> {
   const started = performance.now();
   const signal = ctx.signal ?? new AbortController().signal;
   Toolbox.checkCustomTools(config.tools);
@@ -59,7 +62,7 @@ export async function runAgent(
   const integrations = await Integrations.connect(config.integrations, Toolbox.reservedNames(config.tools), signal);
   try {
     throwIfAborted(signal);
-    return await loop(session, config, options, deps, ctx, signal, llm, integrations, started);
+    return await loop({ session, config, options, deps, ctx, signal, llm, integrations, started });
   } finally {
     await integrations.close();
   }
@@ -78,17 +81,17 @@ function modelName(config: AgentConfig, serverDefault: string | undefined): stri
   return `${config.provider}/${DEFAULT_MODELS[config.provider]}`;
 }
 
-async function loop(
-  session: Session,
-  config: AgentConfig,
-  options: AgentExecuteOptions,
-  deps: AgentDeps,
-  ctx: OperationContext,
-  signal: AbortSignal,
-  llm: LLMClient,
-  integrations: Integrations,
-  started: number,
-): Promise<AgentResult> {
+/** One agent run once its model and integrations are resolved. */
+interface AgentRun extends Required<AgentRequest> {
+  signal: AbortSignal;
+  llm: LLMClient;
+  integrations: Integrations;
+  /** performance.now() when the run started. */
+  started: number;
+}
+
+async function loop(run: AgentRun): Promise<AgentResult> {
+  const { session, config, options, deps, ctx, signal, llm, integrations, started } = run;
   const maxSteps = options.maxSteps ?? AGENT_DEFAULTS.maxSteps;
   const autoScreenshot = (options.autoScreenshot ?? AGENT_DEFAULTS.autoScreenshot) && llm.supportsImages;
   const waitBetweenActions = options.waitBetweenActions ?? AGENT_DEFAULTS.waitBetweenActions;
