@@ -9,6 +9,7 @@ import { extract, type ExtractOptions, type ExtractOutcome } from './extract.js'
 import { navigate, type NavigateRequest, type NavigateResponse } from './navigate.js';
 import type { OperationContext } from './operation.js';
 import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
+import { watchSettle } from './snapshot/settle.js';
 
 /** The result of an operation on a session, with what the page did meanwhile (dialogs, popups, crashes). */
 export interface Outcome<T> {
@@ -41,6 +42,8 @@ export class BrowserService {
     this.logger = logger;
     this.browser = new BrowserManager(this.config);
     this.sessions = new SessionRegistry(this.browser, this.config);
+    // The page text's settle policy needs each page's network and DOM activity from its first navigation.
+    this.sessions.watchPages(watchSettle);
   }
 
   async startSession(owner: string): Promise<SessionInfo> {
@@ -87,7 +90,7 @@ export class BrowserService {
       // A client that went away while this waited in the queue gets nothing from running it.
       throwIfAborted(ctx.signal);
       const result = await work(session);
-      const pageEvents = session.takeUnreportedEvents();
+      const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
       return { result, pageEvents };
     });
