@@ -3,6 +3,7 @@ export { EventLog, PageEventSchema, type PageEvent } from './session/events.js';
 export { FrameRegistry } from './session/frames.js';
 export { WatchedPage, type PageWatcher } from './session/page.js';
 export { OperationQueue } from './session/queue.js';
+export { SessionPages, type SessionPagesOptions } from './session/pages.js';
 export { SessionRegistry, newSessionId, type SessionRegistryOptions } from './session/registry.js';
 export { FrameInfoSchema, Session, SessionInfoSchema, type SessionInfo, type SessionOptions } from './session/session.js';
 export { FeatureState, stateKey, type StateKey } from './session/state.js';
