@@ -65,6 +65,29 @@ describe('hostile pages', () => {
     },
   );
 
+  it('reads, the unresponsive-page probe and stopping a hung load reuse the CDP session opened with the page, so they need no attach beside a busy browser', async () => {
+    const session = await lib.startSession();
+    const { context } = internal(session);
+    // Counts attaches made from now on: each is a browser round trip that can time out beside a huge page's read.
+    let attached = 0;
+    const attach = context.newCDPSession.bind(context);
+    context.newCDPSession = (target) => {
+      attached++;
+      return attach(target);
+    };
+    try {
+      await session.navigate(site.url('/page2.html'));
+      expect((await session.page.extract()).pageText).toContain('Second page');
+      // A load that never ends times out: the navigation is stopped and the page probed for a script that never yields.
+      expect((await outcome(session.navigate(site.url('/hang'), { options: { timeout: 1_000 } }))).code).toBe('navigation_timeout');
+      expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+      expect((await session.page.extract()).pageText).toContain('Second page');
+      expect(attached).toBe(0);
+    } finally {
+      await session.end();
+    }
+  });
+
   it('a page that crashes during extract() gives page_crashed, and the session works afterwards', async () => {
     const session = await lib.startSession();
     try {
@@ -73,7 +96,8 @@ describe('hostile pages', () => {
       const { context, page } = internal(session);
       const cdp = await context.newCDPSession(page);
       const reading = outcome(session.page.extract());
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Once queued, the read starts within microtasks, well before the crash can travel to the renderer and back.
+      await expect.poll(() => internal(session).isBusy).toBe(true);
       void cdp.send('Page.crash').catch(() => undefined);
       expect((await reading).code).toBe('page_crashed');
 

@@ -1,9 +1,9 @@
-import { errors as playwrightErrors, type Frame, type Page, type Response } from 'playwright-core';
+import { errors as playwrightErrors, type Frame, type Response } from 'playwright-core';
 import { z } from 'zod';
 import { DEFAULTS } from './config.js';
 import { cancelledError, ServiceError, throwIfAborted } from './errors.js';
 import { withTimeout, type OperationContext } from './operation.js';
-import type { Session } from './sessions.js';
+import type { Session, WatchedPage } from './sessions.js';
 
 export const WaitUntil = z.enum(['load', 'domcontentloaded', 'networkidle']);
 
@@ -115,7 +115,7 @@ export async function navigate(
       // Chromium holds back script calls to a page until its pending navigation commits: end the one that failed, so
       // it cannot commit later behind the caller's back and the probe reaches the document that stayed (which may
       // never yield: a script or dialogs in a loop keep every later navigation from committing).
-      if (!commits.committed && frame === session.page.mainFrame()) await stopLoading(session.page);
+      if (!commits.committed && frame === session.page.mainFrame()) await stopLoading(session.watched);
       session.checkResponsive();
     }
     throw navigationError(err, url.href, timeout, waitUntil, session);
@@ -132,13 +132,8 @@ export async function navigate(
   return result;
 }
 
-async function stopLoading(page: Page): Promise<void> {
-  const stop = page
-    .context()
-    .newCDPSession(page)
-    .then(async (cdp) => {
-      await cdp.send('Page.stopLoading').finally(() => cdp.detach().catch(() => undefined));
-    });
+async function stopLoading(page: WatchedPage): Promise<void> {
+  const stop = page.cdp().then((cdp) => cdp.send('Page.stopLoading'));
   await withTimeout(stop, STOP_TIMEOUT_MS, () => new Error('stopLoading timed out')).catch(() => undefined);
 }
 

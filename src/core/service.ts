@@ -10,6 +10,7 @@ import { navigate, type NavigateRequest, type NavigationResponse } from './navig
 import type { OperationContext } from './operation.js';
 import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
 import type { Usage } from './usage.js';
+import { watchSettle } from './snapshot/settle.js';
 
 /**
  * The plain result of an operation on a session, with its metadata: what the page did meanwhile (dialogs, popups,
@@ -52,6 +53,8 @@ export class BrowserService {
     this.logger = logger;
     this.browser = new BrowserManager(this.config);
     this.sessions = new SessionRegistry(this.browser, this.config);
+    // The page text's settle policy needs each page's network and DOM activity from its first navigation.
+    this.sessions.watchPages(watchSettle);
   }
 
   async startSession(owner: string): Promise<SessionInfo> {
@@ -99,7 +102,7 @@ export class BrowserService {
       // A client that went away while this waited in the queue gets nothing from running it.
       throwIfAborted(ctx.signal);
       const result = await work(session);
-      const pageEvents = session.takeUnreportedEvents();
+      const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
       return { result, pageEvents };
     });
