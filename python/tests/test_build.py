@@ -52,7 +52,7 @@ class BuildTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as target:
             env = {**os.environ, "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
             done = subprocess.run(
-                [sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--target", target, str(ROOT)],
+                [sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--no-compile", "--target", target, str(ROOT)],
                 capture_output=True,
                 text=True,
                 env=env,

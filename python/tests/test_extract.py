@@ -1,5 +1,6 @@
 """page.extract: the three forms, pydantic and dict schemas, every keyword reaching the server."""
 
+import re
 import unittest
 from typing import List
 
@@ -103,18 +104,22 @@ class ExtractTest(ServerTestCase):
 
         class Link(pydantic.BaseModel):
             text: str
-            url: str
+            url: pydantic.HttpUrl
 
         class Links(pydantic.BaseModel):
             heading: str
             links: List[Link]
 
-        script_model({"json": {"heading": "Test site", "links": [{"text": "Second page", "url": "http://x.test/page2.html"}]}})
+        # The model answers a link with its element ref; the server maps it to the page's real href.
+        ref = re.search(r"\[Second page\]\((\d+-\d+)\)", self.session.page.extract()["pageText"])
+        assert ref is not None
+        script_model({"json": {"heading": "Test site", "links": [{"text": "Second page", "url": ref.group(1)}]}})
         result = self.session.page.extract("the heading and links", schema=Links)
         self.assertIsInstance(result, Links)
         self.assertEqual(result.heading, "Test site")
         self.assertIsInstance(result.links[0], Link)
-        self.assertEqual(result.links[0].text, "Second page")
+        self.assertEqual((result.links[0].text, str(result.links[0].url)), ("Second page", site("/page2.html")))
+        # Nested models travel as $defs/$ref, HttpUrl as format uri.
         schema = sent_schema(model_requests()[0])
         self.assertEqual(set(schema["properties"]), {"heading", "links"})
 
