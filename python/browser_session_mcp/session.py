@@ -145,6 +145,21 @@ class Page:
     def extract(
         self,
         instruction: Optional[str] = ...,
+        schema: Any = ...,
+        selector: Optional[str] = ...,
+        iframes: Optional[bool] = ...,
+        model_name: Optional[str] = ...,
+        model_client_options: Optional[Mapping[str, Any]] = ...,
+        dom_settle_timeout_ms: Optional[int] = ...,
+        *,
+        stream: Literal[True],
+        on_usage: Optional[Callable[[Usage], None]] = ...,
+    ) -> EventStream: ...
+
+    @overload
+    def extract(
+        self,
+        instruction: Optional[str] = ...,
         schema: None = ...,
         selector: Optional[str] = ...,
         iframes: Optional[bool] = ...,
@@ -159,8 +174,8 @@ class Page:
     @overload
     def extract(
         self,
-        instruction: Optional[str] = ...,
-        schema: "Type[ModelT]" = ...,
+        instruction: Optional[str],
+        schema: "Type[ModelT]",
         selector: Optional[str] = ...,
         iframes: Optional[bool] = ...,
         model_name: Optional[str] = ...,
@@ -174,8 +189,23 @@ class Page:
     @overload
     def extract(
         self,
+        *,
         instruction: Optional[str] = ...,
-        schema: Mapping[str, Any] = ...,
+        schema: "Type[ModelT]",
+        selector: Optional[str] = ...,
+        iframes: Optional[bool] = ...,
+        model_name: Optional[str] = ...,
+        model_client_options: Optional[Mapping[str, Any]] = ...,
+        dom_settle_timeout_ms: Optional[int] = ...,
+        stream: Literal[False] = ...,
+        on_usage: Optional[Callable[[Usage], None]] = ...,
+    ) -> "ModelT": ...
+
+    @overload
+    def extract(
+        self,
+        instruction: Optional[str] = ...,
+        schema: Optional[Mapping[str, Any]] = ...,
         selector: Optional[str] = ...,
         iframes: Optional[bool] = ...,
         model_name: Optional[str] = ...,
@@ -185,21 +215,6 @@ class Page:
         stream: Literal[False] = ...,
         on_usage: Optional[Callable[[Usage], None]] = ...,
     ) -> Any: ...
-
-    @overload
-    def extract(
-        self,
-        instruction: Optional[str] = ...,
-        schema: Any = ...,
-        selector: Optional[str] = ...,
-        iframes: Optional[bool] = ...,
-        model_name: Optional[str] = ...,
-        model_client_options: Optional[Mapping[str, Any]] = ...,
-        dom_settle_timeout_ms: Optional[int] = ...,
-        *,
-        stream: Literal[True],
-        on_usage: Optional[Callable[[Usage], None]] = ...,
-    ) -> EventStream: ...
 
     def extract(
         self,

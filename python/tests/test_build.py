@@ -2,24 +2,27 @@
 
 import base64
 import hashlib
+import importlib.machinery
 import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 import zipfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 HAVE_PIP = importlib.util.find_spec("pip") is not None
 
 
-def load_backend():
-    spec = importlib.util.spec_from_file_location("browser_session_mcp_build_backend", ROOT / "_build" / "backend.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def load_backend() -> Any:
+    loader = importlib.machinery.SourceFileLoader("browser_session_mcp_build_backend", str(ROOT / "_build" / "backend.py"))
+    module = types.ModuleType(loader.name)
+    module.__file__ = loader.path
+    loader.exec_module(module)
     return module
 
 

@@ -100,13 +100,13 @@ class ExtractTest(ServerTestCase):
 
     @unittest.skipIf(pydantic is None, "pydantic is not installed")
     def test_pydantic_model_answers_an_instance(self) -> None:
-        assert pydantic is not None
+        from pydantic import BaseModel, HttpUrl
 
-        class Link(pydantic.BaseModel):
+        class Link(BaseModel):
             text: str
-            url: pydantic.HttpUrl
+            url: HttpUrl
 
-        class Links(pydantic.BaseModel):
+        class Links(BaseModel):
             heading: str
             links: List[Link]
 
@@ -145,7 +145,7 @@ class ExtractTest(ServerTestCase):
 
     def test_schema_of_another_type_is_refused_before_sending(self) -> None:
         with self.assertRaises(TypeError):
-            self.session.page.extract("x", schema=int)
+            self.session.page.extract("x", schema=int)  # type: ignore[call-overload]
 
 
 if __name__ == "__main__":

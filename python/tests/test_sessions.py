@@ -72,6 +72,7 @@ class SessionTest(ServerTestCase):
     def test_session_context_manager_ends_the_session_even_on_an_exception(self) -> None:
         with self.client.sessions.start() as session:
             first = session.id
+        second = ""
         with self.assertRaises(RuntimeError):
             with self.client.sessions.start() as session:
                 second = session.id
