@@ -115,7 +115,7 @@ describe('Python client (python/) against the REST API', () => {
       FAKE_LLM_CONTROL: control.url,
       FAKE_LLM_OPENAI_BASE_URL: fake.openaiBaseURL,
     };
-    const { code, output } = await run('python3', ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], env, 90_000);
+    const { code, output } = await run('python3', ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], env, 150_000);
     expect(code, output).toBe(0);
     const ran = Number(/^Ran (\d+) tests? in/m.exec(output)?.[1] ?? 0);
     expect(ran, output).toBeGreaterThanOrEqual(20);
@@ -124,5 +124,5 @@ describe('Python client (python/) against the REST API', () => {
     expect(output, output).not.toContain('needs the test server');
     // Every session the Python tests started was ended by them (their context managers, end() and Client.close()).
     expect(server.service.sessions.size).toBe(0);
-  }, 120_000);
+  }, 180_000);
 });
