@@ -15,6 +15,7 @@ import { ServiceError, toServiceError } from '../core/errors.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { BrowserService } from '../core/service.js';
 import { VERSION } from '../version.js';
+import { samplingFallback } from './sampling.js';
 import type { ToolContext, ToolDefinition } from './tool.js';
 import { tools as defaultTools } from './tools/index.js';
 
@@ -48,6 +49,7 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
       owner: options.owner,
       signal: extra.signal,
       progress: progressSender(extra, request.params.arguments, sent),
+      modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
     });
     // Notifications are written asynchronously; a last one still in flight would reach the client after the result and be dropped.
     await Promise.all(sent);
