@@ -235,6 +235,19 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
     await call(server.client, 'session_end', { sessionId });
   });
 
+  it('a sampling request the client declines is a model_error with its reason, and the session stays usable', async () => {
+    sampling.reset();
+    const sessionId = await openPage(server.client, site.url('/extract/products.html'));
+    sampling.enqueue(() => {
+      throw new Error('The user declined the sampling request');
+    });
+    const result = await call(server.client, 'extract', { sessionId, instruction: 'Summarise.' });
+    expect(errorCode(result)).toBe('model_error');
+    expect((result._meta?.error as { message: string }).message).toContain('The user declined the sampling request');
+    expect((await call(server.client, 'extract', { sessionId })).isError).toBeFalsy();
+    await call(server.client, 'session_end', { sessionId });
+  });
+
   it('a tool call the client cancels cancels its pending sampling request', async () => {
     sampling.reset();
     const sessionId = await openPage(server.client, site.url('/extract/products.html'));

@@ -115,7 +115,7 @@ export function createModelClient(
     spec = resolveModel(modelName, options, defaults);
   } catch (err) {
     if (!(err instanceof MissingKeyError) || err.customEndpoint || !defaults.fallback) throw err;
-    return defaults.fallback({ ...err.wanted, named: (modelName ?? defaults.model) !== undefined, missingKey: err.message });
+    return defaults.fallback({ ...err.wanted, named: Boolean(modelName ?? defaults.model), missingKey: err.message });
   }
   return createLLMClient(spec);
 }
