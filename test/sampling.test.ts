@@ -294,14 +294,16 @@ describe('MCP sampling over streamable HTTP', () => {
     await Promise.all([site?.close(), llm?.close()]);
   });
 
-  it('agent_execute uses sampling with tools when the client declares sampling.tools', async () => {
+  it('agent_execute uses sampling with tools when the client declares sampling.tools, its extract tool too', async () => {
     const client = await connectHttp(keyless.url, { sampling: { tools: {} } });
     const sampling = new ScriptedSampling();
     sampling.install(client);
     const sessionId = await openPage(client, site.url('/agent/chain/one.html'));
     sampling.enqueue(
       (params) => toolUse([{ id: 'tu-1', name: 'click', input: { ref: linkRef(params, 'Go to room two') } }]),
-      toolUse([{ id: 'tu-2', name: 'done', input: { success: true, message: 'In room two.' } }]),
+      toolUse([{ id: 'tu-2', name: 'extract', input: { instruction: 'Which room is this?' } }]),
+      text('Room two.', { input_tokens: 50, output_tokens: 3 }),
+      toolUse([{ id: 'tu-3', name: 'done', input: { success: true, message: 'In room two.' } }]),
     );
     const result = await call(client, 'agent_execute', {
       sessionId,
@@ -311,11 +313,16 @@ describe('MCP sampling over streamable HTTP', () => {
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     const agent = result.structuredContent as AgentResult;
     expect(agent).toMatchObject({ success: true, completed: true, message: 'In room two.' });
-    expect(agent.actions.map((action) => action.type)).toEqual(['click', 'done']);
-    expect(agent.usage).toMatchObject({ input_tokens: 400, output_tokens: 20 });
+    expect(agent.actions.map((action) => [action.type, action.error])).toEqual([
+      ['click', undefined],
+      ['extract', undefined],
+      ['done', undefined],
+    ]);
+    expect(agent.usage).toMatchObject({ input_tokens: 650, output_tokens: 33 });
     expect(agent.metadata).toMatchObject({ provider: 'sampling', model: 'client-model-2' });
 
-    const [first, second] = sampling.received;
+    const [first, second, extractRequest, last] = sampling.received;
+    expect(sampling.received).toHaveLength(4);
     expect(first!.tools!.map((tool) => tool.name)).toEqual(expect.arrayContaining(['goto', 'click', 'type', 'done']));
     expect(first!.toolChoice).toEqual({ mode: 'required' });
     expect(first!.modelPreferences).toEqual({ hints: [{ name: 'claude-sonnet-4-6' }] });
@@ -327,6 +334,17 @@ describe('MCP sampling over streamable HTTP', () => {
     expect(tail[0]!.content).toEqual([expect.objectContaining({ type: 'tool_use', id: 'tu-1', name: 'click' })]);
     expect(tail[1]!.content).toEqual([expect.objectContaining({ type: 'tool_result', toolUseId: 'tu-1' })]);
     expect(linkRef(second!, 'Go to room three')).toMatch(/^\d+-\d+$/);
+    // The extract tool asks the same client, without tools, and the model reads its answer as the tool result.
+    expect(extractRequest!.tools).toBeUndefined();
+    expect(extractRequest!.systemPrompt).toMatch(/^You extract information from a web page/);
+    expect(texts(extractRequest!)[1]).toContain('Instruction: Which room is this?');
+    expect(last!.messages.at(-2)!.content).toEqual([
+      expect.objectContaining({
+        type: 'tool_result',
+        toolUseId: 'tu-2',
+        content: [{ type: 'text', text: expect.stringContaining('Room two.') }],
+      }),
+    ]);
     await client.close();
   });
 
