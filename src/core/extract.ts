@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ServiceConfig } from './config.js';
 import { ServiceError, throwIfAborted } from './errors.js';
 import { formatErrors, mapUrlRefs, prepareSchema, unwrap, type PreparedSchema } from './extract-schema.js';
-import { createLLMClient, resolveModel } from './llm/index.js';
+import { createModelClient } from './llm/index.js';
 import type { ChatMessage, LLMClient } from './llm/types.js';
 import type { OperationContext } from './operation.js';
 import type { Session } from './sessions.js';
@@ -73,7 +73,7 @@ export async function extract(
     return { result: { pageText: snapshot.text }, wrapped: false };
   }
   const prepared = options.schema ? prepareSchema(options.schema) : undefined;
-  const llm = createLLMClient(resolveModel(options.modelName, options.modelClientOptions, config));
+  const llm = createModelClient(options.modelName, options.modelClientOptions, { ...config, fallback: ctx.modelFallback });
   const snapshot = await takeSnapshot(session, snapshotOptions, ctx);
   return extractFromSnapshot(llm, snapshot, { instruction: options.instruction, schema: prepared }, limitsFrom(config.env), ctx);
 }

@@ -16,6 +16,7 @@ import type { BrowserService } from '../core/service.js';
 import { invalidArgument, toJsonSchema } from '../core/validation.js';
 import { VERSION } from '../version.js';
 import { errorResult, toCallToolResult } from './result.js';
+import { samplingFallback } from './sampling.js';
 import type { ToolContext, ToolDefinition } from './tool.js';
 import { tools as defaultTools } from './tools/index.js';
 
@@ -49,6 +50,7 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
       owner: options.owner,
       signal: extra.signal,
       progress: progressSender(extra, request.params.arguments, sent),
+      modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
     });
     // Notifications are written asynchronously; a last one still in flight would reach the client after the result and be dropped.
     await Promise.all(sent);

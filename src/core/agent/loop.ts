@@ -1,7 +1,7 @@
 import type { ServiceConfig } from '../config.js';
 import { cancelledError, isAbortError, ServiceError, throwIfAborted } from '../errors.js';
 import { UsageTotal, type Usage } from '../usage.js';
-import { createLLMClient, DEFAULT_MODELS, parseModelName, resolveModel } from '../llm/index.js';
+import { createModelClient, DEFAULT_MODELS, parseModelName } from '../llm/index.js';
 import type { ChatResponse, LLMClient } from '../llm/types.js';
 import { sleep, type OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
@@ -50,19 +50,19 @@ export async function runAgent({ session, config, options, deps, ctx = {} }: Age
   const started = performance.now();
   const signal = ctx.signal ?? new AbortController().signal;
   Toolbox.checkCustomTools(config.tools);
+  const wanted = modelName(config, deps.config.model);
   const llm =
     deps.llm ??
-    createLLMClient(
-      resolveModel(modelName(config, deps.config.model), config.options, {
-        model: deps.config.model,
-        env: deps.config.env,
-        provider: config.provider,
-      }),
-    );
+    createModelClient(wanted, config.options, {
+      model: deps.config.model,
+      env: deps.config.env,
+      provider: config.provider,
+      fallback: ctx.modelFallback,
+    });
   const integrations = await Integrations.connect(config.integrations, Toolbox.reservedNames(config.tools), signal);
   try {
     throwIfAborted(signal);
-    return await loop({ session, config, options, deps, ctx, signal, llm, integrations, started });
+    return await loop({ session, config, options, deps, ctx, signal, llm, integrations, started, wanted });
   } finally {
     await integrations.close();
   }
@@ -88,10 +88,12 @@ interface AgentRun extends Required<AgentRequest> {
   integrations: Integrations;
   /** performance.now() when the run started. */
   started: number;
+  /** The model the caller named, if any (a hint for sampling). */
+  wanted: string | undefined;
 }
 
 async function loop(run: AgentRun): Promise<AgentResult> {
-  const { session, config, options, deps, ctx, signal, llm, integrations, started } = run;
+  const { session, config, options, deps, ctx, signal, llm, integrations, started, wanted } = run;
   const maxSteps = options.maxSteps ?? AGENT_DEFAULTS.maxSteps;
   const autoScreenshot = (options.autoScreenshot ?? AGENT_DEFAULTS.autoScreenshot) && llm.supportsImages;
   const waitBetweenActions = options.waitBetweenActions ?? AGENT_DEFAULTS.waitBetweenActions;
@@ -104,7 +106,9 @@ async function loop(run: AgentRun): Promise<AgentResult> {
     config: deps.config,
     signal,
     variables,
-    extractModel: { modelName: `${llm.provider}/${llm.model}`, modelClientOptions: config.options },
+    // A sampling model has no provider name to ask for: extract resolves the same wanted model to the same fallback.
+    extractModel: { modelName: llm.provider === 'sampling' ? wanted : `${llm.provider}/${llm.model}`, modelClientOptions: config.options },
+    modelFallback: ctx.modelFallback,
     addUsage,
     requestScreenshot: () => (screenshotRequested = llm.supportsImages),
   };

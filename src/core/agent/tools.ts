@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DEFAULTS, type ServiceConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { extract } from '../extract.js';
+import type { ModelFallback } from '../llm/types.js';
 import type { Usage } from '../usage.js';
 import { navigate, type NavigatePolicy } from '../navigate.js';
 import { sleep } from '../operation.js';
@@ -26,6 +27,8 @@ export interface ToolEnv {
   variables: Variables;
   /** Model used by the extract tool: the agent's own. */
   extractModel: { modelName?: string; modelClientOptions?: Record<string, unknown> };
+  /** The door's model when the server has no key (MCP sampling), for the extract tool too. */
+  modelFallback?: ModelFallback;
   addUsage(usage: Usage): void;
   /** Asks the loop to attach a screenshot to the next page state. */
   requestScreenshot(): boolean;
@@ -204,6 +207,7 @@ export const BROWSER_TOOLS = [
     run: async (args, env) => {
       const outcome = await extract(env.session, { instruction: args.instruction, schema: args.schema, ...env.extractModel }, env.config, {
         signal: env.signal,
+        modelFallback: env.modelFallback,
       });
       if (outcome.usage) env.addUsage(outcome.usage);
       return { text: clip(env.variables.redact(JSON.stringify(outcome.result))) };
