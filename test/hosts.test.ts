@@ -9,7 +9,7 @@ import { closedPort, startCdpBrowser, startRunServer, TEST_LAUNCH_OPTIONS, type 
 import { latestPage, refOf } from './agent-fixtures.js';
 import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
-import { OPEN_OWNER } from '../src/http/auth.js';
+import { LOCAL_OWNER } from '../src/door.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
 
 // Sessions on a pool of real browser hosts on loopback: playwright-core run-server processes and a CDP Chromium.
@@ -92,7 +92,7 @@ describe('a pool of browser hosts', () => {
     // Every host runs real pages that reach the site server.
     for (const info of started.slice(0, 3)) {
       const { result } = await service.navigate(OWNER, info.id, { url: site.url('/index.html') });
-      expect(result.data.result?.status).toBe(200);
+      expect(result?.status).toBe(200);
     }
     await Promise.all(started.map((info) => service.endSession(OWNER, info.id)));
     expect(service.browser.status().hosts.map((entry) => entry.sessions)).toEqual([0, 0, 0, 0]);
@@ -109,10 +109,10 @@ describe('a pool of browser hosts', () => {
     expect(where).toBe(`ws://127.0.0.1:${a.port}`);
 
     await service.navigate(OWNER, id, { url: site.url('/pages/shadow.html') });
-    const shadow = (await service.extract(OWNER, id, {})).result.result as { pageText: string };
+    const shadow = (await service.extract(OWNER, id, {})).result as { pageText: string };
     expect(shadow.pageText).toContain('Text inside a closed shadow root.');
     await service.navigate(OWNER, id, { url: site.url('/pages/frames-same.html') });
-    const framed = (await service.extract(OWNER, id, { iframes: true })).result.result as { pageText: string };
+    const framed = (await service.extract(OWNER, id, { iframes: true })).result as { pageText: string };
     expect(framed.pageText).toContain('Weekly news from inside the frame.');
 
     const dialogs = await service.navigate(OWNER, id, { url: site.url('/dialogs.html') });
@@ -125,7 +125,7 @@ describe('a pool of browser hosts', () => {
     fake.enqueue({ json: { heading: 'A page that opens a window' } });
     const schema = { type: 'object', properties: { heading: { type: 'string' } }, required: ['heading'] };
     const extracted = await service.extract(OWNER, id, { instruction: 'the main heading', schema });
-    expect(extracted.result.result).toEqual({ heading: 'A page that opens a window' });
+    expect(extracted.result).toEqual({ heading: 'A page that opens a window' });
     expect(JSON.stringify(fake.requests[0]!.body)).toContain('A page that opens a window');
 
     // The agent acts on the remote page by refs: it signs in and reads what the next page says.
@@ -165,7 +165,7 @@ describe('a pool of browser hosts', () => {
     servers.push(http);
     const { service } = http;
     // The REST door's owner when no API keys are configured, so both doors see the same sessions.
-    const owner = OPEN_OWNER;
+    const owner = LOCAL_OWNER;
     const [onDoomed, onSurvivor] = await Promise.all([service.startSession(owner), service.startSession(owner)].map((p) => p));
     const [lostInfo, keptInfo] = onDoomed!.host === doomedName ? [onDoomed!, onSurvivor!] : [onSurvivor!, onDoomed!];
     expect(lostInfo.host).toBe(doomedName);
@@ -193,7 +193,7 @@ describe('a pool of browser hosts', () => {
     );
 
     // The other host's session works on, and new sessions land there.
-    expect((await service.navigate(owner, keptInfo.id, { url: site.url('/page2.html') })).result.data.result?.status).toBe(200);
+    expect((await service.navigate(owner, keptInfo.id, { url: site.url('/page2.html') })).result?.status).toBe(200);
     const fresh = await service.startSession(owner);
     expect(fresh.host).toBe(keptInfo.host);
     expect(service.browser.status().hosts.find((entry) => entry.name === doomedName)?.state).toBe('down');
@@ -210,7 +210,7 @@ describe('a pool of browser hosts', () => {
       .toBe('up');
     const placedBack = await service.startSession(owner);
     expect(placedBack.host).toBe(doomedName);
-    expect((await service.navigate(owner, placedBack.id, { url: site.url('/index.html') })).result.data.result?.status).toBe(200);
+    expect((await service.navigate(owner, placedBack.id, { url: site.url('/index.html') })).result?.status).toBe(200);
   });
 
   it('with no host reachable, session_start answers browser_unavailable naming every host tried', async () => {

@@ -35,22 +35,52 @@ export interface BrowserHostOptions {
 const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 5_000;
 
-/** Where a context was placed, and the loss of its browser connection. */
-interface Placement {
-  host: BrowserHost;
-  browser: Browser;
+/**
+ * One browser connection of a host, as the contexts opened on it see it: the host's public name and the
+ * connection's loss. A lost connection takes its contexts with it; they cannot be re-attached to another.
+ */
+export class HostConnection {
+  /** Who waits on this connection's loss: operations in flight on its contexts. */
+  private readonly watchers = new Set<() => void>();
+
+  constructor(
+    readonly hostName: string,
+    readonly browser: Browser,
+  ) {
+    browser.once('disconnected', () => {
+      for (const watcher of this.watchers) watcher();
+    });
+  }
+
+  /** `browser_unavailable` once the connection has been lost, else undefined. */
+  lost(): ServiceError | undefined {
+    return this.browser.isConnected() ? undefined : hostLostError(this.hostName);
+  }
+
+  /** Settles like `work`, or rejects with `browser_unavailable` as soon as the connection is lost. */
+  race<T>(work: Promise<T>): Promise<T> {
+    const lost = this.lost();
+    if (lost) return Promise.reject(lost);
+    let onLost!: () => void;
+    const loss = new Promise<never>((_, reject) => (onLost = () => reject(hostLostError(this.hostName))));
+    this.watchers.add(onLost);
+    return Promise.race([work, loss]).finally(() => this.watchers.delete(onLost));
+  }
 }
-const placements = new WeakMap<BrowserContext, Placement>();
-/** Who waits on each browser connection's loss: operations in flight on its contexts. */
-const lossWatchers = new WeakMap<Browser, Set<() => void>>();
+
+/** A context the pool opened, and the host connection it lives on. */
+export interface PlacedContext {
+  context: BrowserContext;
+  connection: HostConnection;
+}
 
 /**
  * One browser host of the pool: one browser connection shared by all the sessions placed on it. A lost connection
  * takes its contexts with it (they cannot be re-attached); the host then reconnects with a fresh browser.
  */
 export class BrowserHost {
-  private connected: Browser | undefined;
-  private connecting: Promise<Browser> | undefined;
+  private connected: HostConnection | undefined;
+  private connecting: Promise<HostConnection> | undefined;
   private failures = 0;
   private retryAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -75,7 +105,7 @@ export class BrowserHost {
   }
 
   get isUp(): boolean {
-    return this.connected?.isConnected() === true;
+    return this.connected?.browser.isConnected() === true;
   }
 
   /** Whether a session start may try this host now: up, never tried, relaunched on demand, or due for a retry. */
@@ -102,10 +132,11 @@ export class BrowserHost {
   }
 
   /** Opens a context on this host, connecting first when needed; counts it until it closes. */
-  async newContext(options: Parameters<Browser['newContext']>[0]): Promise<BrowserContext> {
+  async newContext(options: Parameters<Browser['newContext']>[0]): Promise<PlacedContext> {
     this.reserved++;
     try {
-      const browser = await this.browser();
+      const connection = await this.connection();
+      const { browser } = connection;
       let context: BrowserContext;
       try {
         context = await browser.newContext(options);
@@ -114,22 +145,26 @@ export class BrowserHost {
       }
       this.open++;
       context.once('close', () => this.open--);
-      placements.set(context, { host: this, browser });
-      return context;
+      return { context, connection };
     } finally {
       this.reserved--;
     }
   }
 
-  /** The host's browser, connecting (once, shared by concurrent callers) when there is none. */
-  browser(): Promise<Browser> {
+  /** The host's browser, connecting when there is none: for tests and benchmarks that drive it directly. */
+  async browser(): Promise<Browser> {
+    return (await this.connection()).browser;
+  }
+
+  /** The host's connection, connecting (once, shared by concurrent callers) when there is none. */
+  private connection(): Promise<HostConnection> {
     if (this.closed) return Promise.reject(new ServiceError('browser_unavailable', 'The server is shutting down.'));
-    if (this.connected?.isConnected()) return Promise.resolve(this.connected);
+    if (this.connected?.browser.isConnected()) return Promise.resolve(this.connected);
     this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
     return this.connecting;
   }
 
-  private async connect(): Promise<Browser> {
+  private async connect(): Promise<HostConnection> {
     clearTimeout(this.retryTimer);
     let browser: Browser;
     try {
@@ -149,21 +184,17 @@ export class BrowserHost {
       throw new ServiceError('browser_unavailable', 'The server is shutting down.');
     }
     const wasDown = this.lastError !== undefined;
-    this.connected = browser;
+    const connection = new HostConnection(this.name, browser);
+    this.connected = connection;
     this.failures = 0;
     this.lastError = undefined;
-    const watchers = new Set<() => void>();
-    lossWatchers.set(browser, watchers);
-    browser.once('disconnected', () => {
-      for (const watcher of watchers) watcher();
-      this.onDisconnected(browser);
-    });
+    browser.once('disconnected', () => this.onDisconnected(connection));
     this.options.logger.info({ host: this.name, kind: this.options.kind }, wasDown ? 'browser host back up' : 'browser host connected');
-    return browser;
+    return connection;
   }
 
-  private onDisconnected(browser: Browser): void {
-    if (this.connected !== browser) return;
+  private onDisconnected(connection: HostConnection): void {
+    if (this.connected !== connection) return;
     this.connected = undefined;
     if (this.closed) return;
     this.failures = 1;
@@ -183,9 +214,9 @@ export class BrowserHost {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
-    const browser = this.connected ?? (await this.connecting?.catch(() => undefined));
+    const connection = this.connected ?? (await this.connecting?.catch(() => undefined));
     this.connected = undefined;
-    if (browser?.isConnected()) await browser.close().catch(() => undefined);
+    if (connection?.browser.isConnected()) await connection.browser.close().catch(() => undefined);
   }
 }
 
@@ -194,28 +225,6 @@ function hostLostError(name: string): ServiceError {
     'browser_unavailable',
     `The browser host ${name} was lost, and this session's pages with it. End it with session_end and start a new session.`,
   );
-}
-
-/** The public name of the host a context runs on ("local" for contexts the pool did not place). */
-export function hostOf(context: BrowserContext): string {
-  return placements.get(context)?.host.name ?? 'local';
-}
-
-/** `browser_unavailable` when the browser connection the context was opened on has been lost, else undefined. */
-export function hostLoss(context: BrowserContext): ServiceError | undefined {
-  const placement = placements.get(context);
-  return placement && !placement.browser.isConnected() ? hostLostError(placement.host.name) : undefined;
-}
-
-/** Settles like `work`, or rejects with `browser_unavailable` as soon as the context's browser connection is lost. */
-export function raceHostLoss<T>(context: BrowserContext, work: Promise<T>): Promise<T> {
-  const placement = placements.get(context);
-  const watchers = placement && lossWatchers.get(placement.browser);
-  if (!placement || !watchers) return work;
-  let onLost!: () => void;
-  const lost = new Promise<never>((_, reject) => (onLost = () => reject(hostLostError(placement.host.name))));
-  watchers.add(onLost);
-  return Promise.race([work, lost]).finally(() => watchers.delete(onLost));
 }
 
 export function firstLine(err: unknown): string {

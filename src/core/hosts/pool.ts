@@ -1,8 +1,8 @@
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { Logger } from 'pino';
 import { DEFAULT_CHROMIUM_ARGS } from '../browser.js';
 import { ServiceError } from '../errors.js';
-import { BrowserHost, type HostStatus } from './host.js';
+import { BrowserHost, type HostStatus, type PlacedContext } from './host.js';
 import { launchLocal } from './local.js';
 import { connectCdp, connectPlaywright, missingFlags, publicEndpoint, remoteLaunchOptions, type RemoteLaunchOptions } from './remote.js';
 
@@ -83,7 +83,7 @@ export class BrowserPool {
    * Opens a browser context on the least-loaded host that is up (or due for a retry) and has room, falling through
    * to the next host when one fails. The one place contexts are created.
    */
-  async newContext(options: ContextOptions): Promise<BrowserContext> {
+  async newContext(options: ContextOptions): Promise<PlacedContext> {
     if (this.closed) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
     const failures: ServiceError[] = [];
     const candidates = this.hosts

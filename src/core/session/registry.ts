@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { ServiceError } from '../errors.js';
+import type { PlacedContext } from '../hosts/host.js';
+import type { BrowserPool } from '../hosts/pool.js';
+import type { PageWatcher } from './page.js';
+import { Session } from './session.js';
+
+export interface SessionRegistryOptions {
+  maxSessions: number;
+  sessionIdleTimeoutMs: number;
+  logger: Logger;
+}
+
+/** All live sessions: creation with limits, lookup scoped by owner, serial execution, idle expiry. */
+export class SessionRegistry {
+  private readonly sessions = new Map<string, Session>();
+  private readonly watchers: PageWatcher[] = [];
+  private starting = 0;
+  private readonly sweeper: NodeJS.Timeout;
+  private closing = false;
+
+  constructor(
+    private readonly pool: BrowserPool,
+    private readonly options: SessionRegistryOptions,
+  ) {
+    const every = Math.max(50, Math.min(60_000, Math.floor(options.sessionIdleTimeoutMs / 4)));
+    this.sweeper = setInterval(() => void this.expireIdle(), every);
+    this.sweeper.unref();
+  }
+
+  /** Has `watcher` see every page of every session started from now on, from the page's creation. */
+  watchPages(watcher: PageWatcher): void {
+    this.watchers.push(watcher);
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  private openCount(): number {
+    let open = 0;
+    // Sessions whose host was lost hold no browser; they stay listed until ended but do not count.
+    for (const session of this.sessions.values()) if (!session.closedReason && !session.pages.hostLoss()) open++;
+    return open;
+  }
+
+  get idleTimeoutMs(): number {
+    return this.options.sessionIdleTimeoutMs;
+  }
+
+  async start(owner: string): Promise<Session> {
+    if (this.closing) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
+    if (this.openCount() + this.starting >= this.options.maxSessions) {
+      throw new ServiceError(
+        'session_limit',
+        `The server already has ${this.options.maxSessions} open sessions (--max-sessions). End a session with session_end and try again.`,
+      );
+    }
+    this.starting++;
+    try {
+      const { context, connection } = await this.newContext();
+      try {
+        const page = await context.newPage();
+        const session = new Session({
+          id: newSessionId(),
+          owner,
+          context,
+          host: connection,
+          page,
+          logger: this.options.logger,
+          watchers: [...this.watchers],
+        });
+        // Raw CDP calls share the page's one CDP session: open it now, not later beside a busy renderer.
+        await session.watched.cdp();
+        this.sessions.set(session.id, session);
+        this.options.logger.info({ session: session.id, open: this.sessions.size }, 'session started');
+        return session;
+      } catch (err) {
+        await context.close().catch(() => undefined);
+        throw connection.lost() ?? err;
+      }
+    } finally {
+      this.starting--;
+    }
+  }
+
+  /** The one place a session's context is created; the pool picks the host. */
+  private newContext(): Promise<PlacedContext> {
+    return this.pool.newContext({ acceptDownloads: false, viewport: { width: 1280, height: 800 } });
+  }
+
+  /** The session with this id if `owner` may see it; other owners get the same not-found error, so ids cannot be probed. */
+  get(id: string, owner: string): Session {
+    const session = this.sessions.get(id);
+    if (!session || session.owner !== owner) {
+      throw new ServiceError(
+        'session_not_found',
+        `No session with id "${id}". It may have ended or expired after being idle; start a new one with session_start.`,
+      );
+    }
+    if (session.closedReason) throw new ServiceError('session_closed', session.closedReason);
+    return session;
+  }
+
+  list(owner: string): Session[] {
+    return [...this.sessions.values()].filter((session) => session.owner === owner && !session.closedReason);
+  }
+
+  /** Runs an operation on a session after the operations queued before it. */
+  run<T>(id: string, owner: string, work: (session: Session) => Promise<T>): Promise<T> {
+    const session = this.get(id, owner);
+    // An operation on a host that goes away fails at once, whatever it was waiting for (in the queue included).
+    return session.pages.unlessHostLost(() => session.runExclusive(() => work(session)));
+  }
+
+  async end(id: string, owner: string): Promise<void> {
+    const session = this.get(id, owner);
+    this.sessions.delete(id);
+    await session.close('This session was ended.');
+    this.options.logger.info({ session: id, open: this.sessions.size }, 'session ended');
+  }
+
+  async closeAll(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.sweeper);
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(all.map((session) => session.close('The server shut down.')));
+  }
+
+  private async expireIdle(): Promise<void> {
+    const now = Date.now();
+    for (const session of this.sessions.values()) {
+      if (session.isBusy || now - session.lastUsedAt.getTime() < this.options.sessionIdleTimeoutMs) continue;
+      this.sessions.delete(session.id);
+      this.options.logger.info({ session: session.id }, 'session expired after being idle');
+      await session.close('This session expired after being idle.');
+    }
+  }
+}
+
+/** 160 random bits, URL-safe. */
+export function newSessionId(): string {
+  return randomBytes(20).toString('base64url');
+}
