@@ -228,3 +228,67 @@ describe('a pool of browser hosts', () => {
     expect(service.listSessions(OWNER)).toEqual([]);
   });
 });
+
+describe('readiness for load balancers (GET /healthz)', () => {
+  it('answers 200 while a host can take a session and 503 when none can, without a key and without credentials or error text', async () => {
+    const dead = `ws://carol:t0psecret@127.0.0.1:${await closedPort()}/?token=zz-health-token`;
+    const http = await startHttp({ apiKeys: ['health-test-key'] }, pooled({ playwrightEndpoints: [b.url, dead], sessionsPerHost: 1 }));
+    servers.push(http);
+    const names = [`ws://127.0.0.1:${b.port}`, dead.replace(/^ws:\/\/carol:t0psecret@/, 'ws://').replace(/\/\?token=.*$/, '')];
+
+    // Hosts connect at their first session; a readiness check starts connecting those never tried, so checks soon tell.
+    const first = await api(http.url, 'GET', '/healthz');
+    expect(first.status).toBe(200);
+    await expect
+      .poll(async () => (await api(http.url, 'GET', '/healthz')).json.data.hosts.map((host: { state: string }) => host.state), {
+        timeout: 20_000,
+      })
+      .toEqual(['up', 'down']);
+    const ready = await api(http.url, 'GET', '/healthz');
+    expect(ready.status).toBe(200);
+    expect(ready.json).toEqual({
+      success: true,
+      data: {
+        status: 'ok',
+        version: expect.any(String),
+        hosts: [
+          { name: names[0], state: 'up', sessions: 0, capacityLeft: 1, accepting: true },
+          { name: names[1], state: 'down', sessions: 0, capacityLeft: 1, accepting: false },
+        ],
+        capacityLeft: 1,
+      },
+    });
+
+    // The one healthy host is full: no new session can start here, so the load balancer should send them elsewhere.
+    const started = await api(http.url, 'POST', '/v1/sessions/start', { key: 'health-test-key' });
+    expect(started.status).toBe(200);
+    const full = await api(http.url, 'GET', '/healthz');
+    expect(full.status).toBe(503);
+    expect(full.json.success).toBe(false);
+    expect(full.json.error.code).toBe('browser_unavailable');
+    expect(full.json.error.details).toMatchObject({
+      status: 'unavailable',
+      capacityLeft: 0,
+      hosts: [
+        { name: names[0], state: 'up', sessions: 1, capacityLeft: 0, accepting: false },
+        { name: names[1], state: 'down', accepting: false },
+      ],
+    });
+    for (const body of [ready.json, full.json]) expect(JSON.stringify(body)).not.toMatch(/carol|t0psecret|zz-health-token|ECONNREFUSED/);
+
+    // Room again once the session ends.
+    await api(http.url, 'POST', `/v1/sessions/${started.json.data.id}/end`, { key: 'health-test-key' });
+    expect((await api(http.url, 'GET', '/healthz')).status).toBe(200);
+  });
+
+  it('answers 503 once every host is found down', async () => {
+    const http = await startHttp({}, pooled({ cdpEndpoints: [`http://127.0.0.1:${await closedPort()}`] }));
+    servers.push(http);
+    await expect.poll(async () => (await api(http.url, 'GET', '/healthz')).status, { timeout: 20_000 }).toBe(503);
+    const down = await api(http.url, 'GET', '/healthz');
+    expect(down.json.error).toMatchObject({
+      code: 'browser_unavailable',
+      details: { status: 'unavailable', capacityLeft: 0, hosts: [{ state: 'down', accepting: false }] },
+    });
+  });
+});

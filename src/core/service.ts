@@ -28,6 +28,23 @@ export interface ExtractionOutcome extends Outcome<unknown> {
   wrapped: boolean;
 }
 
+/** One host as a readiness check shows it: nothing that could carry credentials or internal error text. */
+export interface HostReadiness {
+  name: string;
+  state: 'up' | 'down' | 'idle';
+  sessions: number;
+  capacityLeft: number | null;
+  accepting: boolean;
+}
+
+/** Whether this instance can take a new session now, and why: what GET /healthz answers load balancers. */
+export interface Readiness {
+  ready: boolean;
+  hosts: HostReadiness[];
+  /** New sessions this instance can take now: the accepting hosts' room, bounded by --max-sessions. */
+  capacityLeft: number;
+}
+
 /**
  * The one core behind every door (MCP, REST, library). Each method is one operation; `owner` scopes
  * sessions to the caller (an API key's scope, or "local").
@@ -110,6 +127,22 @@ export class BrowserService {
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
       return { result, pageEvents };
     });
+  }
+
+  /** Whether a new session could start here now; connects remote hosts never tried yet, so the next check knows. */
+  readiness(): Readiness {
+    this.browser.connectIdle();
+    const hosts = this.browser.status().hosts.map(({ name, state, sessions, capacityLeft, accepting }) => ({
+      name,
+      state,
+      sessions,
+      capacityLeft,
+      accepting,
+    }));
+    const accepting = hosts.filter((host) => host.accepting);
+    const hostRoom = accepting.reduce((sum, host) => sum + (host.capacityLeft ?? Infinity), 0);
+    const capacityLeft = Math.min(hostRoom, this.sessions.capacityLeft);
+    return { ready: capacityLeft > 0, hosts, capacityLeft };
   }
 
   async close(): Promise<void> {

@@ -18,7 +18,7 @@ function errorResponse(description: string): Json {
 function errorResponses(route: Route): Json {
   const statuses = new Map<number, string[]>();
   for (const [code, status] of Object.entries(ERROR_STATUS)) statuses.set(status, [...(statuses.get(status) ?? []), code]);
-  const wanted = route.auth ? [...statuses.keys()] : [403, 404, 405, 500];
+  const wanted = route.auth ? [...statuses.keys()] : [403, 404, 405, 500, ...(route.errorStatuses ?? [])];
   return Object.fromEntries(
     wanted
       .filter((status) => route.auth || status !== 401)

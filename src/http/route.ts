@@ -24,6 +24,8 @@ export interface Route<B extends z.ZodType = z.ZodType> {
   streams?: boolean;
   /** False for the routes that reveal nothing: health and the API description. */
   auth: boolean;
+  /** Error statuses an unauthenticated route answers besides 403, 404, 405 and 500 (e.g. 503 for readiness). */
+  errorStatuses?: number[];
   handle(call: RouteCall<z.infer<B>>): Promise<unknown> | unknown;
 }
 

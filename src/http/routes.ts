@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { AgentExecuteRequest } from '../core/agent/schema.js';
+import { ServiceError } from '../core/errors.js';
 import { NavigateRequest, NavigateResponse } from '../core/navigate.js';
+import type { BrowserService } from '../core/service.js';
 import { extractionObject } from '../door.js';
 import { VERSION } from '../version.js';
 import { ok, operationBody } from './envelope.js';
@@ -19,15 +21,28 @@ import {
 
 let openApi: Record<string, unknown> | undefined;
 
+/** 200 with the hosts and the room left while a session can start; 503 with the same data in error.details otherwise. */
+function health(service: BrowserService) {
+  const { ready, hosts, capacityLeft } = service.readiness();
+  if (ready) return ok({ status: 'ok' as const, version: VERSION, hosts, capacityLeft });
+  const why = hosts.some((host) => host.accepting)
+    ? 'this instance has --max-sessions sessions open'
+    : 'every browser host is down or full';
+  throw new ServiceError('browser_unavailable', `No new session can start here now: ${why}.`, {
+    details: { status: 'unavailable', version: VERSION, hosts, capacityLeft },
+  });
+}
+
 export const routes: Route[] = [
   route({
     method: 'GET',
     path: '/healthz',
     operationId: 'Health',
-    summary: 'Liveness check.',
+    summary: 'Readiness for load balancers: 200 when a new session can start here, 503 browser_unavailable when none can.',
     response: HealthResponse,
     auth: false,
-    handle: () => ok({ status: 'ok', version: VERSION }),
+    errorStatuses: [503],
+    handle: ({ service }) => health(service),
   }),
   route({
     method: 'GET',

@@ -15,6 +15,8 @@ export interface HostStatus {
   sessions: number;
   /** Sessions this host can still take under --sessions-per-host; null when unlimited. */
   capacityLeft: number | null;
+  /** Whether a new session could be placed here now: up, not tried yet, or local (relaunched on demand); and not full. */
+  accepting: boolean;
   /** Why the host is down. */
   lastError?: string;
   /** When down: milliseconds until the next connection attempt. */
@@ -121,6 +123,7 @@ export class BrowserHost {
       state,
       sessions: this.load,
       capacityLeft: this.options.capacity === undefined ? null : Math.max(0, this.options.capacity - this.load),
+      accepting: !this.full && (state !== 'down' || !this.options.reconnect),
       ...(state === 'down' ? { lastError: this.lastError, retryInMs: Math.max(0, this.retryAt - Date.now()) } : {}),
     };
   }
@@ -148,6 +151,13 @@ export class BrowserHost {
       return { context, connection };
     } finally {
       this.reserved--;
+    }
+  }
+
+  /** Connects in the background when this remote host was never tried, so a readiness check soon knows whether it answers. */
+  connectIfIdle(): void {
+    if (this.options.reconnect && !this.connected && !this.connecting && this.lastError === undefined && !this.closed) {
+      this.connection().catch(() => undefined);
     }
   }
 

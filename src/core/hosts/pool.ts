@@ -118,6 +118,11 @@ export class BrowserPool {
     return { hosts, up: up.length, capacityLeft };
   }
 
+  /** Starts connecting the remote hosts not tried yet (they connect at their first session otherwise): for readiness checks. */
+  connectIdle(): void {
+    for (const host of this.hosts) host.connectIfIdle();
+  }
+
   /** The first host's browser, connecting if needed: for tests and benchmarks that drive it directly. */
   get(): Promise<Browser> {
     return this.hosts[0]!.browser();

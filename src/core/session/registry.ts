@@ -45,6 +45,11 @@ export class SessionRegistry {
     return open;
   }
 
+  /** Sessions --max-sessions still allows (open and starting ones counted). */
+  get capacityLeft(): number {
+    return Math.max(0, this.options.maxSessions - this.openCount() - this.starting);
+  }
+
   get idleTimeoutMs(): number {
     return this.options.sessionIdleTimeoutMs;
   }
