@@ -37,6 +37,13 @@ const program = new Command()
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
   .option('--session-idle-timeout <ms>', 'end a session after this long unused', positiveInt, DEFAULTS.sessionIdleTimeoutMs)
   .option('--allow-file-urls', 'allow file:, data: and javascript: URLs in navigate', false)
+  .addOption(
+    new Option(
+      '--egress-policy <policy>',
+      'public: the browser and the server connect to public addresses only; all: anywhere (default: public over HTTP with API keys or off loopback, else all)',
+    ).choices(['public', 'all']),
+  )
+  .option('--egress-allow <target>', 'HOST[:PORT], IP[:PORT] or CIDR opened despite --egress-policy public (repeatable)', collect, [])
   .option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini (or MODEL_NAME)')
   .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
   .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (or LOG_LEVEL)');
@@ -54,6 +61,8 @@ interface CliOptions {
   maxSessions: number;
   sessionIdleTimeout: number;
   allowFileUrls: boolean;
+  egressPolicy?: 'public' | 'all';
+  egressAllow: string[];
   model?: string;
   logLevel?: string;
   checkBrowser: boolean;
@@ -74,17 +83,13 @@ async function main(): Promise<void> {
     process.exit(0);
   }
 
-  const service = new BrowserService({
-    executablePath: opts.executablePath,
-    cdpEndpoint: opts.cdpEndpoint,
-    headless: !opts.headed,
-    browserArgs: opts.browserArg,
-    maxSessions: opts.maxSessions,
-    sessionIdleTimeoutMs: opts.sessionIdleTimeout,
-    allowFileUrls: opts.allowFileUrls,
-    model: opts.model ?? process.env.MODEL_NAME,
-    logger,
-  });
+  let service: BrowserService;
+  try {
+    service = createService(opts, logger);
+  } catch (err) {
+    process.stderr.write(`browser-session-mcp: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
 
   let stopping = false;
   const shutdown = async (why: string, code = 0) => {
@@ -122,6 +127,22 @@ async function main(): Promise<void> {
   }).catch((err: Error) => {
     process.stderr.write(`browser-session-mcp: ${err.message}\n`);
     return shutdown('http server failed to start', 1);
+  });
+}
+
+function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>): BrowserService {
+  return new BrowserService({
+    executablePath: opts.executablePath,
+    cdpEndpoint: opts.cdpEndpoint,
+    headless: !opts.headed,
+    browserArgs: opts.browserArg,
+    maxSessions: opts.maxSessions,
+    sessionIdleTimeoutMs: opts.sessionIdleTimeout,
+    allowFileUrls: opts.allowFileUrls,
+    egressPolicy: opts.egressPolicy,
+    egressAllow: opts.egressAllow,
+    model: opts.model ?? process.env.MODEL_NAME,
+    logger,
   });
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { BrowserManager } from './browser.js';
 import { DEFAULTS, type ServiceConfig } from './config.js';
+import { Egress } from './egress/index.js';
 import { createLogger } from './logger.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
@@ -25,6 +26,7 @@ export class BrowserService {
   readonly logger: Logger;
   readonly browser: BrowserManager;
   readonly sessions: SessionRegistry;
+  readonly egress: Egress;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -39,8 +41,9 @@ export class BrowserService {
       logger,
     };
     this.logger = logger;
-    this.browser = new BrowserManager(this.config);
-    this.sessions = new SessionRegistry(this.browser, this.config);
+    this.egress = this.config.egress = new Egress(this.config);
+    this.browser = new BrowserManager({ ...this.config, extraArgs: () => this.egress.browserArgs() });
+    this.sessions = new SessionRegistry(this.browser, { ...this.config, egress: this.egress });
   }
 
   async startSession(owner: string): Promise<SessionInfo> {
@@ -96,5 +99,6 @@ export class BrowserService {
   async close(): Promise<void> {
     await this.sessions.closeAll();
     await this.browser.close();
+    await this.egress.close();
   }
 }

@@ -3,22 +3,26 @@ import type { BrowserContext, Dialog, Frame, Page } from 'playwright-core';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { BrowserManager } from './browser.js';
+import type { Egress } from './egress/index.js';
 import { ServiceError } from './errors.js';
 import { withTimeout } from './operation.js';
 
 /** Something a hostile or busy page did that the session handled by policy. */
 export interface PageEvent {
   seq: number;
-  type: 'dialog' | 'popup' | 'crash' | 'download' | 'unresponsive';
+  type: 'dialog' | 'popup' | 'crash' | 'download' | 'unresponsive' | 'blocked';
   message: string;
+  /** For `blocked`: how many requests were refused. */
+  count?: number;
   url?: string;
   at: string;
 }
 
 export const PageEventSchema = z.object({
   seq: z.number(),
-  type: z.enum(['dialog', 'popup', 'crash', 'download', 'unresponsive']),
+  type: z.enum(['dialog', 'popup', 'crash', 'download', 'unresponsive', 'blocked']),
   message: z.string(),
+  count: z.number().optional().describe('For "blocked": how many requests the egress policy refused.'),
   url: z.string().optional(),
   at: z.string(),
 });
@@ -152,6 +156,10 @@ export class Session {
 
   get lastEventSeq(): number {
     return this.eventSeq;
+  }
+
+  get reportedEventSeq(): number {
+    return this.reportedSeq;
   }
 
   /** Runs `work` after every earlier operation on this session has finished. */
@@ -308,6 +316,8 @@ export interface SessionRegistryOptions {
   maxSessions: number;
   sessionIdleTimeoutMs: number;
   logger: Logger;
+  /** Gives each context its egress proxy when the policy filters. */
+  egress?: Egress;
 }
 
 /** All live sessions: creation with limits, lookup scoped by owner, serial execution, idle expiry. */
@@ -351,15 +361,21 @@ export class SessionRegistry {
     }
     this.starting++;
     try {
-      const context = await this.newContext();
+      const egress = await this.options.egress?.openContext();
+      const context = await this.newContext(egress?.contextOptions).catch(async (err: unknown) => {
+        await egress?.proxy.close();
+        throw err;
+      });
       try {
         const page = await context.newPage();
         const session = new Session(newSessionId(), owner, context, page, this.options.logger);
+        egress?.attach(session);
         this.sessions.set(session.id, session);
         this.options.logger.info({ session: session.id, open: this.sessions.size }, 'session started');
         return session;
       } catch (err) {
         await context.close().catch(() => undefined);
+        await egress?.proxy.close();
         throw err;
       }
     } finally {
@@ -367,8 +383,8 @@ export class SessionRegistry {
     }
   }
 
-  private async newContext(): Promise<BrowserContext> {
-    const options = { acceptDownloads: false, viewport: { width: 1280, height: 800 } };
+  private async newContext(extra: { proxy: { server: string } } | undefined): Promise<BrowserContext> {
+    const options = { acceptDownloads: false, viewport: { width: 1280, height: 800 }, ...extra };
     const browser = await this.browser.get();
     try {
       return await browser.newContext(options);

@@ -45,6 +45,7 @@ export class AnthropicClient implements LLMClient {
       maxRetries: maxRetries ?? 2,
       defaultHeaders,
       defaultQuery,
+      fetch: spec.fetch,
     });
   }
 

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { EgressRefusedError } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { Provider } from './types.js';
 
@@ -42,10 +43,20 @@ export function toModelError(err: unknown, ctx: ModelErrorContext): ServiceError
       { cause: err },
     );
   }
-  if (err instanceof OpenAI.APIConnectionError || err instanceof Anthropic.APIConnectionError) {
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  if (cause instanceof EgressRefusedError) {
     return new ServiceError(
       'model_error',
-      `Could not reach the ${who}: ${redact(e.message ?? 'connection failed', ctx.secrets)}. Check the base URL and the network.`,
+      `The ${who} was not contacted: its address is refused by the egress policy "public" (${cause.reason}). The operator can open it with --egress-allow ${cause.host}:${cause.port}.`,
+      { cause: err },
+    );
+  }
+  if (err instanceof OpenAI.APIConnectionError || err instanceof Anthropic.APIConnectionError) {
+    // The egress fetch puts the reason (a timeout, a refused connection) on the cause; the SDKs only say "Connection error."
+    const reason = cause instanceof Error ? cause.message : (e.message ?? 'connection failed');
+    return new ServiceError(
+      'model_error',
+      `Could not reach the ${who}: ${redact(reason, ctx.secrets)}. Check the base URL and the network.`,
       { cause: err },
     );
   }

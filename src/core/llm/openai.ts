@@ -44,6 +44,7 @@ export class OpenAIClient implements LLMClient {
       maxRetries: maxRetries ?? 2,
       defaultHeaders,
       defaultQuery,
+      fetch: spec.fetch,
     });
   }
 

@@ -1,0 +1,118 @@
+import type { BrowserContext, Frame, Request } from 'playwright-core';
+import { ServiceError } from '../errors.js';
+import type { PageEvent, Session } from '../sessions.js';
+import { EgressRefusedError, urlPort, type EgressPolicy } from './policy.js';
+import type { EgressProxy } from './proxy.js';
+
+const byContext = new WeakMap<BrowserContext, ContextEgress>();
+const MAX_TARGETS_NAMED = 5;
+
+/** One browser context's proxy, and the `blocked` page events of its session. */
+export class ContextEgress {
+  private lastEvent: PageEvent | undefined;
+  private targets: string[] = [];
+
+  constructor(
+    readonly proxy: EgressProxy,
+    readonly policy: EgressPolicy,
+  ) {}
+
+  /** Options for browser.newContext: all of the context's traffic through this proxy (Playwright adds <-loopback>). */
+  get contextOptions(): { proxy: { server: string } } {
+    return { proxy: { server: this.proxy.url } };
+  }
+
+  /** Links the proxy to the session using the context; the proxy closes with the context. */
+  attach(session: Session): void {
+    byContext.set(session.context, this);
+    this.proxy.onRefused = (refusal) => this.recordBlocked(session, refusal);
+    session.context.once('close', () => void this.proxy.close());
+  }
+
+  /** Refusals in a row become one `blocked` event whose count grows, until an operation has reported it. */
+  private recordBlocked(session: Session, refusal: EgressRefusedError): void {
+    const target = `${refusal.host}:${refusal.port}`;
+    const last = this.lastEvent;
+    if (last && last.seq === session.lastEventSeq && last.seq > session.reportedEventSeq) {
+      last.count = (last.count ?? 1) + 1;
+      if (!this.targets.includes(target)) this.targets.push(target);
+      last.message = blockedMessage(last.count, this.targets, this.policy.name);
+      return;
+    }
+    this.targets = [target];
+    session.recordEvent({ type: 'blocked', count: 1, message: blockedMessage(1, this.targets, this.policy.name) });
+    this.lastEvent = session.events[session.events.length - 1];
+  }
+}
+
+function blockedMessage(count: number, targets: string[], policy: string): string {
+  const named = targets.slice(0, MAX_TARGETS_NAMED).join(', ') + (targets.length > MAX_TARGETS_NAMED ? ', ...' : '');
+  return `${count} request${count === 1 ? '' : 's'} of the page refused by the egress policy "${policy}" (internal address): ${named}. The operator can open a target with --egress-allow HOST[:PORT].`;
+}
+
+export function contextEgress(context: BrowserContext): ContextEgress | undefined {
+  return byContext.get(context);
+}
+
+function refusedNavigation(url: string, refusal: EgressRefusedError, policy: string, redirectedFrom?: string): ServiceError {
+  const via = redirectedFrom && redirectedFrom !== url ? `${redirectedFrom} redirected to ${url}, which` : url;
+  return new ServiceError(
+    'url_not_allowed',
+    `Navigation refused: ${via} is refused by the egress policy "${policy}" (${refusal.reason}). The operator can open it with --egress-allow ${refusal.host.includes(':') ? `[${refusal.host}]` : refusal.host}:${refusal.port}, or run with --egress-policy all.`,
+    { details: { policy, host: refusal.host, port: refusal.port, address: refusal.address } },
+  );
+}
+
+/** Refuses a navigation whose host resolves to a refused address, before the browser is involved. */
+export async function checkNavigationEgress(session: Session, url: URL, timeoutMs: number): Promise<void> {
+  const egress = contextEgress(session.context);
+  if (!egress || (url.protocol !== 'http:' && url.protocol !== 'https:')) return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      egress.policy.resolve(url.hostname, urlPort(url)),
+      new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ]);
+  } catch (err) {
+    // Names that do not resolve are the browser's to report (navigation_failed); only refusals end here.
+    if (err instanceof EgressRefusedError) throw refusedNavigation(url.href, err, egress.policy.name);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Watches a navigation of `frame` for a request the proxy refused (a redirect to an internal address, say), so its
+ * failure is answered `url_not_allowed` rather than a network error.
+ */
+export function watchRefusedNavigation(
+  session: Session,
+  frame: Frame,
+  url: string,
+): { error(): ServiceError | undefined; dispose(): void } {
+  const egress = contextEgress(session.context);
+  if (!egress) return { error: () => undefined, dispose: () => undefined };
+  const started = performance.now();
+  const failed: string[] = [];
+  const page = frame.page();
+  const onFailed = (request: Request) => {
+    if (request.frame() === frame && request.isNavigationRequest()) failed.push(request.url());
+  };
+  page.on('requestfailed', onFailed);
+  return {
+    error: () => {
+      for (const candidate of [...failed, url]) {
+        let target: URL;
+        try {
+          target = new URL(candidate);
+        } catch {
+          continue;
+        }
+        const refusal = egress.proxy.refusalOf(target.hostname.replace(/^\[|\]$/g, ''), urlPort(target), started);
+        if (refusal) return refusedNavigation(candidate, refusal, egress.policy.name, url);
+      }
+      return undefined;
+    },
+    dispose: () => page.off('requestfailed', onFailed),
+  };
+}
