@@ -44,6 +44,7 @@ const program = new Command()
     ).choices(['public', 'all']),
   )
   .option('--egress-allow <target>', 'HOST[:PORT], IP[:PORT] or CIDR opened despite --egress-policy public (repeatable)', collect, [])
+  .option('--outbound-timeout <ms>', "connect and response-header bound of the server's own outbound requests", positiveInt, 15_000)
   .option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini (or MODEL_NAME)')
   .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
   .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (or LOG_LEVEL)');
@@ -63,6 +64,7 @@ interface CliOptions {
   allowFileUrls: boolean;
   egressPolicy?: 'public' | 'all';
   egressAllow: string[];
+  outboundTimeout: number;
   model?: string;
   logLevel?: string;
   checkBrowser: boolean;
@@ -141,6 +143,7 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
     allowFileUrls: opts.allowFileUrls,
     egressPolicy: opts.egressPolicy,
     egressAllow: opts.egressAllow,
+    outboundTimeoutMs: opts.outboundTimeout,
     model: opts.model ?? process.env.MODEL_NAME,
     logger,
   });

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { classifyAddress, embeddedIPv4 } from '../src/core/egress/address.js';
@@ -10,6 +11,15 @@ import { api, startHttp } from './http-fixture.js';
 import { encodedTargets, startAttackSite, startInternalServer, startSilentServer } from './fixtures/egress-sites.js';
 
 const OWNER = 'library';
+
+/** A port nothing listens on (taken, then released). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
   const err = await promise.then(
@@ -109,15 +119,16 @@ describe('egress policy "public" with the browser', () => {
   let silent: Awaited<ReturnType<typeof startSilentServer>>;
   let lib: BrowserSessions;
   let session: BrowserSession;
+  let closedPort: number;
 
   beforeAll(async () => {
     internal = await startInternalServer();
-    [site, silent] = await Promise.all([startAttackSite(internal.port), startSilentServer()]);
+    [site, silent, closedPort] = await Promise.all([startAttackSite(internal.port), startSilentServer(), freePort()]);
     lib = new BrowserSessions({
       logger: silentLogger(),
       env: {},
       egressPolicy: 'public',
-      egressAllow: [`127.0.0.1:${site.port}`, `127.0.0.1:${silent.port}`],
+      egressAllow: [`127.0.0.1:${site.port}`, `127.0.0.1:${silent.port}`, `127.0.0.1:${closedPort}`],
       outboundTimeoutMs: 1_500,
     });
     session = await lib.startSession();
@@ -180,6 +191,12 @@ describe('egress policy "public" with the browser', () => {
     expect(error.code).toBe('url_not_allowed');
     expect(error.message).toContain(`redirected to ${to}`);
     expect(internal.connections).toBe(0);
+  });
+
+  it('an allowed target that refuses connections is still navigation_failed with the reason, not a proxy error', async () => {
+    const error = await rejection(session.navigate(`http://127.0.0.1:${closedPort}/`));
+    expect(error.code).toBe('navigation_failed');
+    expect(error.message).toMatch(/refused the connection/);
   });
 
   it('a model baseURL at an internal address is model_error saying the egress policy refused it', async () => {

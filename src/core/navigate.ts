@@ -123,7 +123,7 @@ export async function navigate(
       if (!commits.committed && frame === session.page.mainFrame()) await stopLoading(session.page);
       session.checkResponsive();
     }
-    throw refusals.error() ?? navigationError(err, url.href, timeout, waitUntil, session);
+    throw refusals.error(err) ?? navigationError(err, url.href, timeout, waitUntil, session);
   } finally {
     refusals.dispose();
     cancelled.dispose();

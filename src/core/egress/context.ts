@@ -50,6 +50,15 @@ function blockedMessage(count: number, targets: string[], policy: string): strin
   return `${count} request${count === 1 ? '' : 's'} of the page refused by the egress policy "${policy}" (internal address): ${named}. The operator can open a target with --egress-allow HOST[:PORT].`;
 }
 
+/** The proxy's connect failure in the words navigate uses for the browser's own (Chromium only sees the proxy's refusal). */
+function connectFailure(err: Error): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'the host name could not be resolved (DNS). Check the spelling of the host';
+  if (code === 'ECONNREFUSED') return 'the server refused the connection. Is it running on that port?';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'the address is unreachable from this machine';
+  return err.message;
+}
+
 export function contextEgress(context: BrowserContext): ContextEgress | undefined {
   return byContext.get(context);
 }
@@ -89,7 +98,7 @@ export function watchRefusedNavigation(
   session: Session,
   frame: Frame,
   url: string,
-): { error(): ServiceError | undefined; dispose(): void } {
+): { error(err: unknown): ServiceError | undefined; dispose(): void } {
   const egress = contextEgress(session.context);
   if (!egress) return { error: () => undefined, dispose: () => undefined };
   const started = performance.now();
@@ -100,7 +109,9 @@ export function watchRefusedNavigation(
   };
   page.on('requestfailed', onFailed);
   return {
-    error: () => {
+    error: (err) => {
+      // Only a network failure can be the proxy's doing; a timeout or a crash is not.
+      if (!(err instanceof Error) || !/net::ERR_/.test(err.message)) return undefined;
       for (const candidate of [...failed, url]) {
         let target: URL;
         try {
@@ -108,8 +119,12 @@ export function watchRefusedNavigation(
         } catch {
           continue;
         }
-        const refusal = egress.proxy.refusalOf(target.hostname.replace(/^\[|\]$/g, ''), urlPort(target), started);
+        const host = target.hostname.replace(/^\[|\]$/g, '');
+        const refusal = egress.proxy.refusalOf(host, urlPort(target), started);
         if (refusal) return refusedNavigation(candidate, refusal, egress.policy.name, url);
+        const failure = egress.proxy.failureOf(host, urlPort(target), started);
+        if (failure)
+          return new ServiceError('navigation_failed', `Could not load ${candidate}: ${connectFailure(failure)}.`, { cause: failure });
       }
       return undefined;
     },

@@ -33,6 +33,7 @@ export class EgressProxy {
   /** Called for every refused connection. */
   onRefused: (refusal: EgressRefusedError) => void = () => undefined;
   private readonly recent = new Map<string, EgressRefusedError>();
+  private readonly failures = new Map<string, { error: Error; at: number }>();
   private readonly sockets = new Set<Duplex>();
   private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
 
@@ -56,6 +57,12 @@ export class EgressProxy {
     server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => socket.destroy());
     server.on('clientError', (_err, socket: Duplex) => socket.destroy());
     return proxy;
+  }
+
+  /** Why the proxy could not connect to `host`:`port` (DNS, refused, timeout) since `since` (performance.now()), if it failed. */
+  failureOf(host: string, port: number, since: number): Error | undefined {
+    const failure = this.failures.get(`${host.toLowerCase()}:${port}`);
+    return failure && failure.at >= since ? failure.error : undefined;
   }
 
   /** The refusal of a connection to `host`:`port` recorded since `since` (performance.now()), if any. */
@@ -84,6 +91,14 @@ export class EgressProxy {
     if (this.recent.size > RECENT_LIMIT) this.recent.delete(this.recent.keys().next().value!);
     this.options.logger.debug({ host: err.host, port: err.port, reason: err.reason }, 'egress refused');
     this.onRefused(err);
+  }
+
+  private failed(host: string, port: number, err: unknown): void {
+    if (err instanceof EgressRefusedError) return this.refuse(err);
+    const key = `${host.toLowerCase()}:${port}`;
+    this.failures.delete(key);
+    this.failures.set(key, { error: err instanceof Error ? err : new Error(String(err)), at: performance.now() });
+    if (this.failures.size > RECENT_LIMIT) this.failures.delete(this.failures.keys().next().value!);
   }
 
   /** Resolves and checks, then connects to the first checked address that answers within the connect timeout. */
@@ -115,7 +130,7 @@ export class EgressProxy {
     try {
       upstream = await this.open(host, port);
     } catch (err) {
-      if (err instanceof EgressRefusedError) this.refuse(err);
+      this.failed(host, port, err);
       socket.end(`HTTP/1.1 ${err instanceof EgressRefusedError ? '403 Forbidden' : '502 Bad Gateway'}\r\n\r\n`);
       return;
     }
@@ -147,7 +162,7 @@ export class EgressProxy {
     try {
       targets = await this.options.policy.resolve(target.hostname, port);
     } catch (err) {
-      if (err instanceof EgressRefusedError) this.refuse(err);
+      this.failed(target.hostname, port, err);
       // No response at all: Chromium fails the request (net::ERR_EMPTY_RESPONSE) instead of showing a proxy page.
       req.socket.destroy();
       return;
@@ -174,7 +189,11 @@ export class EgressProxy {
       answer.pipe(res);
       answer.on('error', () => res.destroy());
     });
-    upstream.on('error', () => (res.headersSent ? res.destroy() : req.socket.destroy()));
+    upstream.on('error', (err) => {
+      if (!res.headersSent) this.failed(target.hostname, port, err);
+      if (res.headersSent) res.destroy();
+      else req.socket.destroy();
+    });
     res.on('close', () => upstream.destroy());
     req.pipe(upstream);
   }
