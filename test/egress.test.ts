@@ -245,7 +245,7 @@ describe('egress policy "public" with the browser', () => {
 describe('egress defaults of the doors', () => {
   it('HTTP with API keys on loopback defaults to "public": navigate to 127.0.0.1 is a 400 url_not_allowed', async () => {
     const internal = await startInternalServer();
-    const server = await startHttp({ apiKeys: ['key-a'] });
+    const server = await startHttp({ apiKeys: ['key-a'] }, new BrowserService({ logger: silentLogger() }));
     try {
       expect(server.service.egress.policy.name).toBe('public');
       const start = await api(server.url, 'POST', '/v1/sessions/start', { key: 'key-a', body: {} });
@@ -265,7 +265,7 @@ describe('egress defaults of the doors', () => {
 
   it('key-less loopback HTTP and the library default to "all": localhost keeps working', async () => {
     const internal = await startInternalServer();
-    const server = await startHttp();
+    const server = await startHttp({}, new BrowserService({ logger: silentLogger() }));
     try {
       expect(new BrowserService({ logger: silentLogger() }).egress.policy.name).toBe('all');
       expect(server.service.egress.policy.name).toBe('all');
