@@ -1,15 +1,29 @@
 import type { BrowserContext, Frame, Request } from 'playwright-core';
 import { ServiceError } from '../errors.js';
-import type { PageEvent, Session } from '../sessions.js';
 import { EgressRefusedError, urlPort, type EgressPolicy } from './policy.js';
 import type { EgressProxy } from './proxy.js';
+
+/** What the egress needs of a session (structural, so this module does not depend on the session's). */
+export interface EgressSession {
+  readonly context: BrowserContext;
+  readonly events: ReadonlyArray<{ seq: number; message: string; count?: number }>;
+  readonly lastEventSeq: number;
+  readonly reportedEventSeq: number;
+  recordEvent(event: { type: 'blocked'; message: string; count: number }): void;
+}
+
+interface BlockedEvent {
+  seq: number;
+  message: string;
+  count?: number;
+}
 
 const byContext = new WeakMap<BrowserContext, ContextEgress>();
 const MAX_TARGETS_NAMED = 5;
 
 /** One browser context's proxy, and the `blocked` page events of its session. */
 export class ContextEgress {
-  private lastEvent: PageEvent | undefined;
+  private lastEvent: BlockedEvent | undefined;
   private targets: string[] = [];
 
   constructor(
@@ -23,14 +37,14 @@ export class ContextEgress {
   }
 
   /** Links the proxy to the session using the context; the proxy closes with the context. */
-  attach(session: Session): void {
+  attach(session: EgressSession): void {
     byContext.set(session.context, this);
     this.proxy.onRefused = (refusal) => this.recordBlocked(session, refusal);
     session.context.once('close', () => void this.proxy.close());
   }
 
   /** Refusals in a row become one `blocked` event whose count grows, until an operation has reported it. */
-  private recordBlocked(session: Session, refusal: EgressRefusedError): void {
+  private recordBlocked(session: EgressSession, refusal: EgressRefusedError): void {
     const target = `${refusal.host}:${refusal.port}`;
     const last = this.lastEvent;
     if (last && last.seq === session.lastEventSeq && last.seq > session.reportedEventSeq) {
@@ -73,7 +87,7 @@ function refusedNavigation(url: string, refusal: EgressRefusedError, policy: str
 }
 
 /** Refuses a navigation whose host resolves to a refused address, before the browser is involved. */
-export async function checkNavigationEgress(session: Session, url: URL, timeoutMs: number): Promise<void> {
+export async function checkNavigationEgress(session: EgressSession, url: URL, timeoutMs: number): Promise<void> {
   const egress = contextEgress(session.context);
   if (!egress || (url.protocol !== 'http:' && url.protocol !== 'https:')) return;
   let timer: NodeJS.Timeout | undefined;
@@ -95,7 +109,7 @@ export async function checkNavigationEgress(session: Session, url: URL, timeoutM
  * failure is answered `url_not_allowed` rather than a network error.
  */
 export function watchRefusedNavigation(
-  session: Session,
+  session: EgressSession,
   frame: Frame,
   url: string,
 ): { error(err: unknown): ServiceError | undefined; dispose(): void } {
