@@ -194,7 +194,10 @@ export class EgressProxy {
       if (res.headersSent) res.destroy();
       else req.socket.destroy();
     });
-    res.on('close', () => upstream.destroy());
+    // The browser gave up (closed the connection) before the answer was complete: stop fetching it.
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
     req.pipe(upstream);
   }
 }
