@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
@@ -7,6 +8,7 @@ import { ServiceError } from '../src/core/errors.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import type { PageEvent } from '../src/core/sessions.js';
+import { ROOT } from './fixtures/mcp-stdio.js';
 import { api, startHttp } from './http-fixture.js';
 import { encodedTargets, startAttackSite, startInternalServer, startSilentServer } from './fixtures/egress-sites.js';
 
@@ -281,4 +283,34 @@ describe('egress defaults of the doors', () => {
       await internal.close();
     }
   });
+
+  it('the CLI: --transport http with --api-key serves with "public", --egress-policy all overrides it, a bad --egress-allow exits 2', async () => {
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--transport', 'http', '--port', '0', ...args], {
+          cwd: ROOT,
+          env: { ...process.env, LOG_LEVEL: 'info', SVC_API_KEYS: '' },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        const timer = setTimeout(() => child.kill('SIGTERM'), 20_000);
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk;
+          if (/HTTP server listening/.test(stderr)) child.kill('SIGTERM');
+        });
+        child.once('exit', (code) => {
+          clearTimeout(timer);
+          resolve({ code, stderr });
+        });
+      });
+    const [keyed, overridden, bad] = await Promise.all([
+      run(['--api-key', 'key-a']),
+      run(['--api-key', 'key-a', '--egress-policy', 'all']),
+      run(['--egress-allow', '10.0.0.0/99']),
+    ]);
+    expect(keyed.stderr).toMatch(/"egress":"public".*HTTP server listening/);
+    expect(overridden.stderr).toMatch(/"egress":"all".*HTTP server listening/);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--egress-allow "10.0.0.0/99"');
+  }, 60_000);
 });
