@@ -6,15 +6,27 @@ import { createLogger } from './logger.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
 import { throwIfAborted } from './errors.js';
-import { extract, type ExtractOptions, type ExtractOutcome } from './extract.js';
-import { navigate, type NavigateRequest, type NavigateResponse } from './navigate.js';
+import { extract, type ExtractOptions } from './extract.js';
+import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
 import type { OperationContext } from './operation.js';
 import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
+import type { Usage } from './usage.js';
+import { watchSettle } from './snapshot/settle.js';
 
-/** The result of an operation on a session, with what the page did meanwhile (dialogs, popups, crashes). */
+/**
+ * The plain result of an operation on a session, with its metadata: what the page did meanwhile (dialogs, popups,
+ * crashes) and the model usage when a model was called. Doors shape it (envelope, actionId, structuredContent).
+ */
 export interface Outcome<T> {
   result: T;
   pageEvents: PageEvent[];
+  /** Token usage of the operation's model calls; absent when none was made (or, for the agent, inside its result). */
+  usage?: Usage;
+}
+
+/** An extract outcome: `wrapped` tells the doors whose results must be objects to send `{value: result}`. */
+export interface ExtractionOutcome extends Outcome<unknown> {
+  wrapped: boolean;
 }
 
 /**
@@ -44,6 +56,8 @@ export class BrowserService {
     this.egress = this.config.egress = new Egress(this.config);
     this.browser = new BrowserManager({ ...this.config, extraArgs: () => this.egress.browserArgs() });
     this.sessions = new SessionRegistry(this.browser, { ...this.config, egress: this.egress });
+    // The page text's settle policy needs each page's network and DOM activity from its first navigation.
+    this.sessions.watchPages(watchSettle);
   }
 
   async startSession(owner: string): Promise<SessionInfo> {
@@ -63,12 +77,13 @@ export class BrowserService {
     await this.sessions.end(id, owner);
   }
 
-  navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigateResponse>> {
+  navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
     return this.operate(owner, id, (session) => navigate(session, req, this.config, ctx), ctx);
   }
 
-  extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<Outcome<ExtractOutcome>> {
-    return this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
+  async extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<ExtractionOutcome> {
+    const { result, pageEvents } = await this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
+    return { result: result.result, wrapped: result.wrapped, pageEvents, ...(result.usage ? { usage: result.usage } : {}) };
   }
 
   /** Runs the agent in the session's queue, so nothing else touches the page until it has finished. */
@@ -76,7 +91,7 @@ export class BrowserService {
     return this.operate(
       owner,
       id,
-      (session) => runAgent(session, req.agentConfig ?? {}, req.executeOptions, { config: this.config }, ctx),
+      (session) => runAgent({ session, config: req.agentConfig ?? {}, options: req.executeOptions, deps: { config: this.config }, ctx }),
       ctx,
     );
   }
@@ -90,7 +105,7 @@ export class BrowserService {
       // A client that went away while this waited in the queue gets nothing from running it.
       throwIfAborted(ctx.signal);
       const result = await work(session);
-      const pageEvents = session.takeUnreportedEvents();
+      const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
       return { result, pageEvents };
     });

@@ -3,8 +3,9 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { EgressRefusedError, type Egress } from '../egress/index.js';
-import { ServiceError } from '../errors.js';
+import { cancelledError, ServiceError } from '../errors.js';
 import type { ToolSpec } from '../llm/types.js';
+import { nestedTooDeep, tooDeepMessage } from '../validation.js';
 import { VERSION } from '../../version.js';
 import type { AgentIntegration, IntegrationSpec } from './schema.js';
 
@@ -41,8 +42,7 @@ export class Integrations {
   static async connect(
     list: AgentIntegration[] | undefined,
     reserved: Set<string>,
-    signal?: AbortSignal,
-    egress?: Egress,
+    { signal, egress }: { signal?: AbortSignal; egress?: Egress } = {},
   ): Promise<Integrations> {
     if (!list?.length) return Integrations.none;
     const fetch = transportFetch(egress);
@@ -127,6 +127,12 @@ export class Integrations {
       for (const tool of listed) {
         const name = `${prefix}__${sanitize(tool.name)}`.slice(0, MAX_TOOL_NAME);
         if (reserved.has(name) || this.tools.has(name)) continue;
+        // Adapters walk tool schemas recursively: a server's schema gets the same depth bound as a caller's.
+        if (nestedTooDeep(tool.inputSchema))
+          throw new ServiceError(
+            'integration_error',
+            tooDeepMessage(`The input schema of ${tool.name} (MCP integration ${connection.label})`),
+          );
         const description = [tool.description ?? tool.title ?? tool.name, `(MCP integration ${connection.label})`].join(' ');
         this.tools.set(name, {
           spec: { name, description, inputSchema: tool.inputSchema as Record<string, unknown> },
@@ -183,7 +189,7 @@ async function openConnection(
     return { client: streamable, owned: true, label };
   } catch (streamableError) {
     await streamable.close().catch(() => undefined);
-    if (signal?.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
+    if (signal?.aborted) throw cancelledError();
     if (streamableError instanceof EgressRefusedError) {
       throw new ServiceError(
         'integration_error',

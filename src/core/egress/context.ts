@@ -1,29 +1,29 @@
 import type { BrowserContext, Frame, Request } from 'playwright-core';
 import { ServiceError } from '../errors.js';
+import type { EventLog, PageEvent } from '../session/events.js';
+import { stateKey, type FeatureState } from '../session/state.js';
 import { EgressRefusedError, urlPort, type EgressPolicy } from './policy.js';
 import type { EgressProxy } from './proxy.js';
 
-/** What the egress needs of a session (structural, so this module does not depend on the session's). */
+/** What the egress needs of a session (its leaf modules only, so egress and the session registry import no cycle). */
 export interface EgressSession {
   readonly context: BrowserContext;
-  readonly events: ReadonlyArray<{ seq: number; message: string; count?: number }>;
-  readonly lastEventSeq: number;
-  readonly reportedEventSeq: number;
-  recordEvent(event: { type: 'blocked'; message: string; count: number }): void;
+  readonly log: EventLog;
+  readonly state: FeatureState;
 }
 
-interface BlockedEvent {
-  seq: number;
-  message: string;
-  count?: number;
-}
-
-const byContext = new WeakMap<BrowserContext, ContextEgress>();
+/** The session's proxy; unset when the policy filters nothing. */
+const CONTEXT_EGRESS = stateKey<ContextEgress | undefined>('egress.context', () => undefined);
 const MAX_TARGETS_NAMED = 5;
+
+/** The per-context options that send all of a browser context's traffic through its egress proxy. */
+export interface ContextProxyOptions {
+  proxy: { server: string };
+}
 
 /** One browser context's proxy, and the `blocked` page events of its session. */
 export class ContextEgress {
-  private lastEvent: BlockedEvent | undefined;
+  private lastEvent: PageEvent | undefined;
   private targets: string[] = [];
 
   constructor(
@@ -32,13 +32,13 @@ export class ContextEgress {
   ) {}
 
   /** Options for browser.newContext: all of the context's traffic through this proxy (Playwright adds <-loopback>). */
-  get contextOptions(): { proxy: { server: string } } {
+  get contextOptions(): ContextProxyOptions {
     return { proxy: { server: this.proxy.url } };
   }
 
   /** Links the proxy to the session using the context; the proxy closes with the context. */
   attach(session: EgressSession): void {
-    byContext.set(session.context, this);
+    session.state.set(CONTEXT_EGRESS, this);
     this.proxy.onRefused = (refusal) => this.recordBlocked(session, refusal);
     session.context.once('close', () => void this.proxy.close());
   }
@@ -47,15 +47,16 @@ export class ContextEgress {
   private recordBlocked(session: EgressSession, refusal: EgressRefusedError): void {
     const target = `${refusal.host}:${refusal.port}`;
     const last = this.lastEvent;
-    if (last && last.seq === session.lastEventSeq && last.seq > session.reportedEventSeq) {
+    const log = session.log;
+    if (last && last.seq === log.lastSeq && last.seq > log.reportedUpTo) {
       last.count = (last.count ?? 1) + 1;
       if (!this.targets.includes(target)) this.targets.push(target);
       last.message = blockedMessage(last.count, this.targets, this.policy.name);
       return;
     }
     this.targets = [target];
-    session.recordEvent({ type: 'blocked', count: 1, message: blockedMessage(1, this.targets, this.policy.name) });
-    this.lastEvent = session.events[session.events.length - 1];
+    log.record({ type: 'blocked', count: 1, message: blockedMessage(1, this.targets, this.policy.name) });
+    this.lastEvent = log.all[log.all.length - 1];
   }
 }
 
@@ -73,8 +74,8 @@ function connectFailure(err: Error): string {
   return err.message;
 }
 
-export function contextEgress(context: BrowserContext): ContextEgress | undefined {
-  return byContext.get(context);
+export function contextEgress(session: EgressSession): ContextEgress | undefined {
+  return session.state.get(CONTEXT_EGRESS);
 }
 
 function refusedNavigation(url: string, refusal: EgressRefusedError, policy: string, redirectedFrom?: string): ServiceError {
@@ -88,7 +89,7 @@ function refusedNavigation(url: string, refusal: EgressRefusedError, policy: str
 
 /** Refuses a navigation whose host resolves to a refused address, before the browser is involved. */
 export async function checkNavigationEgress(session: EgressSession, url: URL, timeoutMs: number): Promise<void> {
-  const egress = contextEgress(session.context);
+  const egress = contextEgress(session);
   if (!egress || (url.protocol !== 'http:' && url.protocol !== 'https:')) return;
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -113,7 +114,7 @@ export function watchRefusedNavigation(
   frame: Frame,
   url: string,
 ): { error(err: unknown): ServiceError | undefined; dispose(): void } {
-  const egress = contextEgress(session.context);
+  const egress = contextEgress(session);
   if (!egress) return { error: () => undefined, dispose: () => undefined };
   const started = performance.now();
   const failed: string[] = [];

@@ -7,7 +7,7 @@ import { createDispatcher, fetchVia } from './fetch.js';
 import { EgressPolicy, parseAllowRule, type EgressPolicyName } from './policy.js';
 import { EgressProxy } from './proxy.js';
 
-export { contextEgress, checkNavigationEgress, watchRefusedNavigation } from './context.js';
+export { contextEgress, checkNavigationEgress, watchRefusedNavigation, type ContextProxyOptions, type EgressSession } from './context.js';
 export { EGRESS_POLICIES, EgressRefusedError, type EgressPolicyName } from './policy.js';
 
 /** Connect and response-header bound of every outbound connection the server makes for a caller. */

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { EgressRefusedError } from '../egress/index.js';
-import { ServiceError } from '../errors.js';
+import { cancelledError, ServiceError } from '../errors.js';
 import type { Provider } from './types.js';
 
 /** What a provider SDK's error looks like from outside (both SDKs share this shape). */
@@ -34,7 +34,7 @@ export function toModelError(err: unknown, ctx: ModelErrorContext): ServiceError
     err instanceof Anthropic.APIUserAbortError ||
     e.name === 'AbortError'
   ) {
-    return new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+    return cancelledError(err);
   }
   if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof Anthropic.APIConnectionTimeoutError) {
     return new ServiceError(
