@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { classifyAddress, embeddedIPv4 } from '../src/core/egress/address.js';
+import { Egress } from '../src/core/egress/index.js';
 import { EgressPolicy, parseAllowRule } from '../src/core/egress/policy.js';
 import { ServiceError } from '../src/core/errors.js';
+import { createModelClient } from '../src/core/llm/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import type { PageEvent } from '../src/core/sessions.js';
@@ -160,6 +163,18 @@ describe('egress policy "public" with the browser', () => {
     expect(session.info().recentEvents.some((event) => event.type === 'blocked')).toBe(true);
   });
 
+  it('a WebSocket to the allowed site works through the proxy (a CONNECT tunnel), both ways, and nothing is blocked', async () => {
+    const before = site.webSocketUpgrades;
+    const outcome = await lib.service.navigate(OWNER, session.id, { url: `${site.origin}/websocket.html` });
+    expect(outcome.result?.status).toBe(200);
+    const page = lib.service.sessions.get(session.id, OWNER).page;
+    // The page sent "ping" over the socket and got the site's answer back through the tunnel.
+    expect(await page.evaluate('window.reply')).toBe('echo:ping');
+    expect(site.webSocketUpgrades).toBe(before + 1);
+    const later = lib.service.sessions.get(session.id, OWNER).log.takeUnreported();
+    expect([...outcome.pageEvents, ...later].filter((event) => event.type === 'blocked')).toEqual([]);
+  });
+
   it('navigate to every internal form is url_not_allowed naming the policy and the flag', async () => {
     const forms = [
       `http://127.0.0.1:${internal.port}/`,
@@ -241,6 +256,28 @@ describe('egress policy "public" with the browser', () => {
     expect(error.message).toMatch(/sent no response in time/);
     // Two attempts (streamable HTTP, then SSE) of 1.5 s each; it took 316 s before the bound existed.
     expect(ms).toBeLessThan(10_000);
+  });
+});
+
+describe('a refused model URL', () => {
+  it.each(['openai', 'anthropic'] as const)('%s: fails at the first refusal, without the SDK retrying it', async (provider) => {
+    const internal = await startInternalServer();
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const egress = new Egress({ egressPolicy: 'public', logger });
+    try {
+      // maxRetries 5 would retry a failed connection five times, with back-off (about 15 s); a refusal must not be.
+      const options = { apiKey: 'k', baseURL: `http://127.0.0.1:${internal.port}/v1`, maxRetries: 5 };
+      const llm = createModelClient(`${provider}/test-model`, options, { env: {}, egress });
+      const error = await rejection(llm.chat({ messages: [{ role: 'user', content: 'hi' }] }));
+      expect(error.code).toBe('model_error');
+      expect(error.message).toMatch(/not contacted: its address is refused by the egress policy "public".*loopback/);
+      expect(lines.filter((line) => line.includes('egress refused an outbound request'))).toHaveLength(1);
+      expect(internal.connections).toBe(0);
+    } finally {
+      await egress.close();
+      await internal.close();
+    }
   });
 });
 

@@ -1,4 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { isIP } from 'node:net';
+import type { Logger } from 'pino';
 import { Agent, buildConnector, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { unbracket } from './address.js';
 import { EgressRefusedError, type EgressPolicy } from './policy.js';
@@ -8,13 +10,32 @@ export interface DispatcherOptions {
   connectTimeoutMs: number;
   /** Longest wait for a response's headers once the request is sent. */
   headersTimeoutMs: number;
+  logger: Logger;
+}
+
+/** The SDK call in progress (see endsOnRefusal): a refusal aborts it. */
+const sdkCall = new AsyncLocalStorage<AbortController>();
+
+/**
+ * Runs an SDK call whose requests go through the egress fetch so that a refused address ends it at once: the SDKs
+ * retry every failed fetch (with back-off), but give up when the call's signal is aborted. Rejects with the
+ * EgressRefusedError itself; any other failure is the call's own.
+ */
+export async function endsOnRefusal<T>(signal: AbortSignal | undefined, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const refusal = new AbortController();
+  try {
+    return await sdkCall.run(refusal, () => call(signal ? AbortSignal.any([signal, refusal.signal]) : refusal.signal));
+  } catch (err) {
+    if (refusal.signal.aborted) throw refusal.signal.reason;
+    throw err;
+  }
 }
 
 /**
  * An undici dispatcher whose every connection resolves the host once, checks the addresses against the policy and
  * connects to a checked address (TLS still verifies the host name), within a bounded connect and header time.
  */
-export function createDispatcher({ policy, connectTimeoutMs, headersTimeoutMs }: DispatcherOptions): Dispatcher {
+export function createDispatcher({ policy, connectTimeoutMs, headersTimeoutMs, logger }: DispatcherOptions): Dispatcher {
   const base = buildConnector({ timeout: connectTimeoutMs });
   // Bodies are bounded by their callers (SDK timeouts, MCP request timeouts); an MCP SSE stream may idle for long.
   if (policy.name === 'all') return new Agent({ connect: base, headersTimeout: headersTimeoutMs, bodyTimeout: 0 });
@@ -31,7 +52,11 @@ export function createDispatcher({ policy, connectTimeoutMs, headersTimeoutMs }:
       .then(
         (targets) =>
           base({ ...options, hostname: targets[0]!.address, servername: options.servername ?? (isIP(name) ? undefined : name) }, callback),
-        (err: Error) => callback(err, null),
+        (err: Error) => {
+          if (err instanceof EgressRefusedError)
+            logger.info({ host: err.host, port: err.port, reason: err.reason }, 'egress refused an outbound request');
+          callback(err, null);
+        },
       );
   };
   return new Agent({ connect, headersTimeout: headersTimeoutMs, bodyTimeout: 0 });
@@ -54,7 +79,9 @@ export function fetchVia(dispatcher: Dispatcher, signal?: AbortSignal): typeof f
         } as never,
       );
     } catch (err) {
-      throw explain(err, input);
+      const explained = explain(err, input);
+      if (explained instanceof EgressRefusedError) sdkCall.getStore()?.abort(explained);
+      throw explained;
     }
   }) as unknown as typeof fetch;
 }

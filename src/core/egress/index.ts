@@ -8,6 +8,7 @@ import { EgressPolicy, parseAllowRule, type EgressPolicyName } from './policy.js
 import { EgressProxy } from './proxy.js';
 
 export { contextEgress, checkNavigationEgress, watchRefusedNavigation, type ContextProxyOptions, type EgressSession } from './context.js';
+export { endsOnRefusal } from './fetch.js';
 export { EGRESS_POLICIES, EgressRefusedError, type EgressPolicyName } from './policy.js';
 
 /** Connect and response-header bound of every outbound connection the server makes for a caller. */
@@ -77,7 +78,12 @@ export class Egress {
     const headersTimeoutMs = options.headersTimeoutMs ?? this.connectTimeoutMs;
     let dispatcher = this.dispatchers.get(headersTimeoutMs);
     if (!dispatcher) {
-      dispatcher = createDispatcher({ policy: this.policy, connectTimeoutMs: this.connectTimeoutMs, headersTimeoutMs });
+      dispatcher = createDispatcher({
+        policy: this.policy,
+        connectTimeoutMs: this.connectTimeoutMs,
+        headersTimeoutMs,
+        logger: this.config.logger,
+      });
       this.dispatchers.set(headersTimeoutMs, dispatcher);
     }
     return fetchVia(dispatcher, options.signal);

@@ -28,6 +28,16 @@ export function toModelError(err: unknown, ctx: ModelErrorContext): ServiceError
   if (err instanceof ServiceError) return err;
   const e = (err ?? {}) as SdkErrorLike;
   const who = `${PROVIDER_NAMES[ctx.provider]} model "${ctx.model}"`;
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  // Checked before the abort: a refusal ends the SDK call by aborting it (endsOnRefusal), so it is not retried.
+  const refusal = err instanceof EgressRefusedError ? err : cause instanceof EgressRefusedError ? cause : undefined;
+  if (refusal) {
+    return new ServiceError(
+      'model_error',
+      `The ${who} was not contacted: its address is refused by the egress policy "public" (${refusal.reason}). The operator can open it with --egress-allow ${refusal.host}:${refusal.port}.`,
+      { cause: err },
+    );
+  }
   if (
     ctx.signal?.aborted ||
     err instanceof OpenAI.APIUserAbortError ||
@@ -40,14 +50,6 @@ export function toModelError(err: unknown, ctx: ModelErrorContext): ServiceError
     return new ServiceError(
       'model_error',
       `The ${who} did not answer in time (request timed out). Try again, or raise modelClientOptions.timeout.`,
-      { cause: err },
-    );
-  }
-  const cause = (err as { cause?: unknown } | undefined)?.cause;
-  if (cause instanceof EgressRefusedError) {
-    return new ServiceError(
-      'model_error',
-      `The ${who} was not contacted: its address is refused by the egress policy "public" (${cause.reason}). The operator can open it with --egress-allow ${cause.host}:${cause.port}.`,
       { cause: err },
     );
   }
