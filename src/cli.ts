@@ -88,6 +88,14 @@ const program = new Command()
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
   .option('--session-idle-timeout <ms>', 'end a session after this long unused', positiveInt, DEFAULTS.sessionIdleTimeoutMs)
   .option('--allow-file-urls', 'allow file:, data: and javascript: URLs in navigate', false)
+  .addOption(
+    new Option(
+      '--egress-policy <policy>',
+      'public: the browser and the server connect to public addresses only; all: anywhere (default: public over HTTP with API keys or off loopback, else all)',
+    ).choices(['public', 'all']),
+  )
+  .option('--egress-allow <target>', 'HOST[:PORT], IP[:PORT] or CIDR opened despite --egress-policy public (repeatable)', collect, [])
+  .option('--outbound-timeout <ms>', "connect and response-header bound of the server's own outbound requests", positiveInt, 15_000)
   .addOption(new Option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini').env('MODEL_NAME'))
   .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
   .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL').default('info'));
@@ -109,6 +117,9 @@ interface CliOptions {
   maxSessions: number;
   sessionIdleTimeout: number;
   allowFileUrls: boolean;
+  egressPolicy?: 'public' | 'all';
+  egressAllow: string[];
+  outboundTimeout: number;
   model?: string;
   logLevel: string;
   checkBrowser: boolean;
@@ -134,20 +145,13 @@ async function main(): Promise<void> {
     process.exit(0);
   }
 
-  const service = new BrowserService({
-    executablePath: opts.executablePath,
-    cdpEndpoints: opts.cdpEndpoint,
-    playwrightEndpoints: opts.playwrightEndpoint,
-    remoteLaunchOptions: opts.remoteLaunchOptions,
-    sessionsPerHost: opts.sessionsPerHost,
-    headless: !opts.headed,
-    browserArgs: opts.browserArg,
-    maxSessions: opts.maxSessions,
-    sessionIdleTimeoutMs: opts.sessionIdleTimeout,
-    allowFileUrls: opts.allowFileUrls,
-    model: opts.model,
-    logger,
-  });
+  let service: BrowserService;
+  try {
+    service = createService(opts, logger);
+  } catch (err) {
+    process.stderr.write(`browser-session-mcp: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
 
   let stopping = false;
   const shutdown = async (why: string, code = 0) => {
@@ -169,6 +173,13 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
 
   if (opts.transport === 'stdio') {
+    try {
+      // Refuse at start, not at every session_start, a policy the browser hosts cannot follow.
+      service.egress.checkBrowserReach();
+    } catch (err) {
+      process.stderr.write(`browser-session-mcp: ${(err as Error).message}\n`);
+      process.exit(2);
+    }
     await serveStdio(service, { onClose: () => void shutdown('stdin closed') });
     return;
   }
@@ -185,6 +196,26 @@ async function main(): Promise<void> {
   }).catch((err: Error) => {
     process.stderr.write(`browser-session-mcp: ${err.message}\n`);
     return shutdown('http server failed to start', 1);
+  });
+}
+
+function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>): BrowserService {
+  return new BrowserService({
+    executablePath: opts.executablePath,
+    cdpEndpoints: opts.cdpEndpoint,
+    playwrightEndpoints: opts.playwrightEndpoint,
+    remoteLaunchOptions: opts.remoteLaunchOptions,
+    sessionsPerHost: opts.sessionsPerHost,
+    headless: !opts.headed,
+    browserArgs: opts.browserArg,
+    maxSessions: opts.maxSessions,
+    sessionIdleTimeoutMs: opts.sessionIdleTimeout,
+    allowFileUrls: opts.allowFileUrls,
+    egressPolicy: opts.egressPolicy,
+    egressAllow: opts.egressAllow,
+    outboundTimeoutMs: opts.outboundTimeout,
+    model: opts.model,
+    logger,
   });
 }
 

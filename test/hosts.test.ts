@@ -292,3 +292,46 @@ describe('readiness for load balancers (GET /healthz)', () => {
     });
   });
 });
+
+describe('the egress policy on browser hosts', () => {
+  it('"public" on a loopback Playwright host: contexts go through the egress proxy and the host launches with the proxy-only flags', async () => {
+    fake.reset();
+    const service = pooled({ playwrightEndpoints: [a.url], egressPolicy: 'public', egressAllow: [new URL(site.origin).host] });
+    const { id } = await service.startSession(OWNER);
+    expect((await service.navigate(OWNER, id, { url: site.url('/index.html') })).result?.status).toBe(200);
+
+    // An internal address the policy does not allow (the fake model server on 127.0.0.1): refused by the proxy.
+    const page = service.sessions.get(id, OWNER).page;
+    const reached = await page.evaluate(
+      (url) =>
+        fetch(url, { mode: 'no-cors' }).then(
+          () => 'reached',
+          () => 'failed',
+        ),
+      `${fake.origin}/`,
+    );
+    expect(reached).toBe('failed');
+    expect(fake.requests).toHaveLength(0);
+    await expect
+      .poll(() => service.getSession(OWNER, id).recentEvents.some((event) => event.type === 'blocked'), { timeout: 5_000 })
+      .toBe(true);
+
+    // Without QUIC and non-proxied WebRTC UDP, nothing leaves around the proxy.
+    expect(await missingFlags(await service.browser.hosts[0]!.browser(), service.egress.browserArgs())).toEqual([]);
+    expect(service.egress.browserArgs().length).toBeGreaterThan(0);
+  });
+
+  it('"public" with a browser host on another machine: refused before serving, naming the way out; "all" starts', async () => {
+    const elsewhere = { playwrightEndpoints: ['ws://browsers.example.invalid:3000/'] };
+    const refused = await failure(startHttp({ apiKeys: ['egress-key'] }, pooled(elsewhere)));
+    expect(refused.code).toBe('browser_unavailable');
+    expect(refused.message).toContain('browsers.example.invalid');
+    expect(refused.message).toContain('--egress-policy all');
+    // The library has no door to refuse at: its session_start says the same.
+    expect((await failure(pooled({ ...elsewhere, egressPolicy: 'public' }).startSession(OWNER))).message).toContain('--egress-policy all');
+
+    const http = await startHttp({ apiKeys: ['egress-key'] }, pooled({ ...elsewhere, egressPolicy: 'all' }));
+    servers.push(http);
+    expect((await api(http.url, 'GET', '/healthz')).status).toBe(200);
+  });
+});

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { DEFAULTS, type ServiceConfig } from './config.js';
 import { BrowserPool } from './hosts/pool.js';
+import { Egress } from './egress/index.js';
 import { createLogger } from './logger.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
@@ -55,6 +56,7 @@ export class BrowserService {
   /** The browser hosts sessions are placed on. */
   readonly browser: BrowserPool;
   readonly sessions: SessionRegistry;
+  readonly egress: Egress;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -69,11 +71,13 @@ export class BrowserService {
       logger,
     };
     this.logger = logger;
-    this.browser = new BrowserPool({
+    const cdpEndpoints = [...(this.config.cdpEndpoint ? [this.config.cdpEndpoint] : []), ...(this.config.cdpEndpoints ?? [])];
+    this.egress = this.config.egress = new Egress({
       ...this.config,
-      cdpEndpoints: [...(this.config.cdpEndpoint ? [this.config.cdpEndpoint] : []), ...(this.config.cdpEndpoints ?? [])],
+      browserEndpoints: [...(this.config.playwrightEndpoints ?? []), ...cdpEndpoints],
     });
-    this.sessions = new SessionRegistry(this.browser, this.config);
+    this.browser = new BrowserPool({ ...this.config, cdpEndpoints, extraArgs: () => this.egress.browserArgs() });
+    this.sessions = new SessionRegistry(this.browser, { ...this.config, egress: this.egress });
     // The page text's settle policy needs each page's network and DOM activity from its first navigation.
     this.sessions.watchPages(watchSettle);
   }
@@ -148,5 +152,6 @@ export class BrowserService {
   async close(): Promise<void> {
     await this.sessions.closeAll();
     await this.browser.close();
+    await this.egress.close();
   }
 }

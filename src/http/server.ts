@@ -43,6 +43,10 @@ const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 /** Serves MCP at /mcp and the REST API at /v1 on one HTTP server; resolves once it listens. */
 export async function serveHttp(service: BrowserService, options: HttpOptions): Promise<HttpServer> {
   const keys = new ApiKeys(options.apiKeys);
+  // Remote callers must not reach this machine's network through the browser or the server (docs/egress.md).
+  service.egress.preferPolicy(keys.enabled || !isLoopbackBind(options.host) ? 'public' : 'all');
+  // Remote browser hosts cannot reach the per-session proxy on this machine's loopback: refuse before listening.
+  service.egress.checkBrowserReach();
   const allowedHosts = allowedHostNames({ host: options.host, allowedHosts: options.allowedHosts, keysConfigured: keys.enabled });
   const logger = service.logger;
   const mcp = new McpEndpoint(service, service.config.sessionIdleTimeoutMs);
@@ -90,7 +94,10 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
-  logger.info({ url, mcp: `${url}/mcp`, rest: `${url}/v1`, auth: keys.enabled ? 'api-key' : 'none' }, 'HTTP server listening');
+  logger.info(
+    { url, mcp: `${url}/mcp`, rest: `${url}/v1`, auth: keys.enabled ? 'api-key' : 'none', egress: service.egress.policy.name },
+    'HTTP server listening',
+  );
   if (!keys.enabled) {
     logger.warn(
       isLoopbackBind(options.host)

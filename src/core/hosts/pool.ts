@@ -20,6 +20,8 @@ export interface BrowserPoolOptions {
   executablePath?: string;
   headless: boolean;
   browserArgs: string[];
+  /** Flags decided when a browser is launched (the egress policy's), for the local launch and Playwright servers. */
+  extraArgs?: () => string[];
   env: Record<string, string | undefined>;
   logger: Logger;
 }
@@ -44,11 +46,13 @@ export class BrowserPool {
   constructor(options: BrowserPoolOptions) {
     const capacity = options.sessionsPerHost;
     const { logger } = options;
-    const launchOptions = remoteLaunchOptions({
-      headless: options.headless,
-      browserArgs: options.browserArgs,
-      user: options.remoteLaunchOptions,
-    });
+    // Built at each connection: the extra flags are only known once the egress policy is in use.
+    const launchOptions = () =>
+      remoteLaunchOptions({
+        headless: options.headless,
+        browserArgs: [...(options.extraArgs?.() ?? []), ...options.browserArgs],
+        user: options.remoteLaunchOptions,
+      });
     const names = new Set<string>();
     const unique = (endpoint: string) => {
       let name = publicEndpoint(endpoint);
@@ -63,7 +67,7 @@ export class BrowserPool {
           new BrowserHost({
             name: unique(endpoint),
             kind: 'playwright',
-            connect: () => connectPlaywright(endpoint, launchOptions).then((browser) => warnOnMissingFlags(browser, endpoint, logger)),
+            connect: () => connectPlaywright(endpoint, launchOptions()).then((browser) => warnOnMissingFlags(browser, endpoint, logger)),
             reconnect: true,
             capacity,
             logger,
@@ -76,7 +80,16 @@ export class BrowserPool {
     ];
     this.hosts = remote.length
       ? remote
-      : [new BrowserHost({ name: 'local', kind: 'local', connect: () => launchLocal(options), reconnect: false, capacity, logger })];
+      : [
+          new BrowserHost({
+            name: 'local',
+            kind: 'local',
+            connect: () => launchLocal({ ...options, browserArgs: [...(options.extraArgs?.() ?? []), ...options.browserArgs] }),
+            reconnect: false,
+            capacity,
+            logger,
+          }),
+        ];
   }
 
   /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { ContextProxyOptions, Egress } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { PlacedContext } from '../hosts/host.js';
 import type { BrowserPool } from '../hosts/pool.js';
@@ -10,6 +11,8 @@ export interface SessionRegistryOptions {
   maxSessions: number;
   sessionIdleTimeoutMs: number;
   logger: Logger;
+  /** Gives each context its egress proxy when the policy filters. */
+  egress?: Egress;
 }
 
 /** All live sessions: creation with limits, lookup scoped by owner, serial execution, idle expiry. */
@@ -64,7 +67,12 @@ export class SessionRegistry {
     }
     this.starting++;
     try {
-      const { context, connection } = await this.newContext();
+      // With a filtering egress policy the context gets its own proxy (docs/egress.md); it closes with the context.
+      const egress = await this.options.egress?.openContext();
+      const { context, connection } = await this.newContext(egress?.contextOptions).catch(async (err: unknown) => {
+        await egress?.proxy.close();
+        throw err;
+      });
       try {
         const page = await context.newPage();
         const session = new Session({
@@ -76,6 +84,7 @@ export class SessionRegistry {
           logger: this.options.logger,
           watchers: [...this.watchers],
         });
+        egress?.attach(session);
         // Raw CDP calls share the page's one CDP session: open it now, not later beside a busy renderer.
         await session.watched.cdp();
         this.sessions.set(session.id, session);
@@ -83,6 +92,7 @@ export class SessionRegistry {
         return session;
       } catch (err) {
         await context.close().catch(() => undefined);
+        await egress?.proxy.close();
         throw connection.lost() ?? err;
       }
     } finally {
@@ -91,8 +101,8 @@ export class SessionRegistry {
   }
 
   /** The one place a session's context is created; the pool picks the host. */
-  private newContext(): Promise<PlacedContext> {
-    return this.pool.newContext({ acceptDownloads: false, viewport: { width: 1280, height: 800 } });
+  private newContext(egress: ContextProxyOptions | undefined): Promise<PlacedContext> {
+    return this.pool.newContext({ acceptDownloads: false, viewport: { width: 1280, height: 800 }, ...egress });
   }
 
   /** The session with this id if `owner` may see it; other owners get the same not-found error, so ids cannot be probed. */
