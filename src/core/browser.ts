@@ -4,10 +4,11 @@ import { delimiter, join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 /**
- * Flags without which Chromium stalls on a closed network or in a container; and one for the page text: with the
- * renderer's accessibility tree kept in basic mode, CDP's Accessibility.getFullAXTree leaves out the InlineTextBox
- * nodes (a third of a text-heavy tree, never shown) and answers for a 5,000-element page in about 250 ms instead of
- * 330 (docs/pagetext.md, "What is met and what is not").
+ * Flags without which Chromium stalls on a closed network or in a container; and one that keeps the renderer from
+ * building an accessibility tree for the browser process. The page text asks for the tree itself, per page, over CDP.
+ * Forcing it on (`--force-renderer-accessibility=basic`, our default before) read a 5,000-element page about 25%
+ * faster, but left a 200,000-element page's renderer busy sending its tree to the browser for tens of seconds after
+ * load, unable to answer even the cheapest call (docs/pagetext.md, "Big pages and the other sessions").
  */
 export const DEFAULT_CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -17,7 +18,7 @@ export const DEFAULT_CHROMIUM_ARGS = [
   '--disable-sync',
   '--no-first-run',
   '--disable-dev-shm-usage',
-  '--force-renderer-accessibility=basic',
+  '--disable-renderer-accessibility',
 ];
 
 export const HOW_TO_GET_A_BROWSER = [

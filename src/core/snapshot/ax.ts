@@ -26,6 +26,8 @@ export interface AXNode {
 export interface AXTree {
   nodes: Map<string, AXNode>;
   root: AXNode;
+  /** The document's backend node id, when `root` is a part of it rather than the document itself. */
+  document?: number;
 }
 
 /** Reads the full accessibility tree of the frame `cdp` is bound to (shadow DOM, open and closed, included). */

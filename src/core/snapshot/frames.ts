@@ -4,6 +4,7 @@ import { fetchAXTree } from './ax.js';
 import { bounded, frameSession, type Cdp } from './cdp.js';
 import { readHiddenText } from './hidden.js';
 import { refNumbers } from './refs.js';
+import { countElements, MAX_PAGE_ELEMENTS } from './size.js';
 import { Renderer, type FrameSlot, type RenderedRef } from './render.js';
 
 const FRAME_ATTRIBUTE = 'data-bsm-frame';
@@ -53,6 +54,12 @@ export async function fillFrameSlots(
     }
     const { cdp, detach } = await frameSession(frame, parent, cdpFrameId, timeoutMs);
     try {
+      // A same-process frame was counted with its page; a frame in its own process is counted here.
+      const elements = cdp.frameId === undefined ? await countElements(cdp) : 0;
+      if (elements > MAX_PAGE_ELEMENTS) {
+        slot.lines.push(`${' '.repeat(slot.depth)}(frame not read: ${elements} elements, over the limit of ${MAX_PAGE_ELEMENTS})`);
+        continue;
+      }
       const tree = await fetchAXTree(cdp);
       const frameId = session.frameId(frame);
       const renderer = new Renderer(tree, frameId, true, refNumbers(session, frameId, tree), await readHiddenText(cdp, tree));

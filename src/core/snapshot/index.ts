@@ -3,14 +3,15 @@ import { DEFAULTS } from '../config.js';
 import { ServiceError, throwIfAborted } from '../errors.js';
 import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
-import { fetchAXTree, name } from './ax.js';
-import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from './cdp.js';
+import { fetchAXTree, name, type AXTree } from './ax.js';
+import { bounded, DEFAULT_CALL_TIMEOUT_MS, pageSession, type Cdp } from './cdp.js';
 import { readHiddenText } from './hidden.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
 import { REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer, type FrameSlot } from './render.js';
 import { resolveScope, scopeRoots } from './scope.js';
 import { waitForSettledDom } from './settle.js';
+import { countElements, fetchAXSubtree, MAX_PAGE_ELEMENTS, pageTooLarge } from './size.js';
 import type { ElementRef } from './types.js';
 
 export type { ElementRef } from './types.js';
@@ -52,7 +53,7 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const cdp = await pageSession(session.watched, callTimeoutMs);
   if (options.iframes) await stampFrames(session, callTimeoutMs);
   const scope = options.selector !== undefined ? await resolveScope(cdp, options.selector) : undefined;
-  const tree = await fetchAXTree(cdp);
+  const tree = await fetchBoundedTree(cdp, scope);
   throwIfAborted(ctx.signal);
   const mainId = session.frameId(page.mainFrame());
   const hidden = await readHiddenText(cdp, tree);
@@ -67,11 +68,24 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
     for (const [ref, found] of refs) targets.set(ref, { ref, frameId, ...found });
   }
   session.state.set(REFS, targets);
-  // The root web area's name is the document title: no extra round trip.
-  const title = name(tree.root);
+  // The root web area's name is the document title: no extra round trip (a part of a big page has no root web area).
+  const title = tree.document === undefined ? name(tree.root) : await bounded(page.title(), callTimeoutMs, 'reading the title');
   const refs = new Map<string, ElementRef>();
   for (const [ref, { backendNodeId: _unused, ...element }] of targets) refs.set(ref, element);
   return { text: flatten(renderer.lines).join('\n'), refs, url: page.url(), title };
+}
+
+/**
+ * The page's accessibility tree, refusing one over MAX_PAGE_ELEMENTS: its single CDP reply would hold up every other
+ * session. A selected part of a big page is read on its own (Accessibility.queryAXTree under the element).
+ */
+async function fetchBoundedTree(cdp: Cdp, scope: number | undefined): Promise<AXTree> {
+  const elements = await countElements(cdp);
+  if (elements <= MAX_PAGE_ELEMENTS) return fetchAXTree(cdp);
+  if (scope === undefined) throw pageTooLarge(elements, false);
+  const scoped = await countElements(cdp, scope);
+  if (scoped > MAX_PAGE_ELEMENTS) throw pageTooLarge(scoped, true);
+  return fetchAXSubtree(cdp, scope);
 }
 
 /** The element behind a ref of the latest snapshot, without any model call. */

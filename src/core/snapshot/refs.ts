@@ -16,7 +16,7 @@ const PAGE_REFS_KEY = 'bsm.refs';
 /** The frame's ref numbering, kept on the session while its document stays; a new document gets a fresh one. */
 export function refNumbers(session: Session, frameId: string, tree: AXTree): RefNumbers {
   const all = session.state.get(NUMBERS);
-  const document = tree.root.backendDOMNodeId;
+  const document = tree.document ?? tree.root.backendDOMNodeId;
   let numbers = all.get(frameId);
   if (!numbers || document === undefined || numbers.document !== document) all.set(frameId, (numbers = new RefNumbers(document)));
   return numbers;
