@@ -5,3 +5,14 @@ export type { NavigateRequest, NavigateResponse, NavigationResponse } from './co
 export type { ExtractOptions, ExtractResult, Usage } from './core/extract.js';
 export type { AgentConfig, AgentExecuteOptions, AgentResult, AgentAction } from './core/agent/schema.js';
 export type { SessionInfo, PageEvent } from './core/sessions.js';
+export type {
+  Action,
+  ActMethod,
+  ActRequest,
+  ActResult,
+  ObserveRequest,
+  ObserveResult,
+  ObservedAction,
+  ScreenshotRequest,
+} from './core/act/index.js';
+export { SCREENSHOT_LIMITS } from './core/act/index.js';

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, type AgentResult } from '../core/agent/schema.js';
 import type { ServiceConfig } from '../core/config.js';
+import { Action, ActRequest, ObserveRequest, ScreenshotRequest, type ActResult, type ObserveResult } from '../core/act/index.js';
 import { ServiceError } from '../core/errors.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { NavigateRequest, NavigateResponse } from '../core/navigate.js';
 import { BrowserService } from '../core/service.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
-import type { SessionInfo } from '../core/sessions.js';
+import type { PageEvent, SessionInfo } from '../core/sessions.js';
 
 /** Owner of sessions opened through the library. */
 const LIBRARY_OWNER = 'library';
@@ -135,4 +136,32 @@ export class SessionPage {
   extract(options?: string | LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown> {
     return libraryExtract(this.service, LIBRARY_OWNER, this.sessionId, options, run);
   }
+
+  /**
+   * `act(instruction)`, `act(observed)` (an observe result or `{ref, method, arguments}`, no model) or
+   * `act({action | instruction, variables, timeoutMs, maxTokens, ...})`. Resolves with what the action changed.
+   */
+  async act(request: string | Action | ActRequest, run: { signal?: AbortSignal } = {}): Promise<ActResult & { pageEvents: PageEvent[] }> {
+    const given = typeof request === 'string' ? { instruction: request } : request && 'method' in request ? { action: request } : request;
+    const { result, pageEvents } = await this.service.act(LIBRARY_OWNER, this.sessionId, parse(ActRequest, given, 'act request'), run);
+    return { ...result, pageEvents };
+  }
+
+  /** `observe()`: every element one can act on, no model; `observe(instruction)` or `observe({instruction, selector, iframes, ...})`. */
+  async observe(request: string | ObserveRequest = {}, run: { signal?: AbortSignal } = {}): Promise<ObserveResult> {
+    const given = typeof request === 'string' ? { instruction: request } : request;
+    return (await this.service.observe(LIBRARY_OWNER, this.sessionId, parse(ObserveRequest, given, 'observe request'), run)).result;
+  }
+
+  /** The image (PNG by default), within the size caps of SCREENSHOT_LIMITS. */
+  async screenshot(request: ScreenshotRequest = {}): Promise<Buffer> {
+    return (await this.service.screenshot(LIBRARY_OWNER, this.sessionId, parse(ScreenshotRequest, request, 'screenshot options'))).result
+      .image;
+  }
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ServiceError('invalid_argument', `Invalid ${what}: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
 }

@@ -2,6 +2,17 @@ import type { Logger } from 'pino';
 import { BrowserManager } from './browser.js';
 import { DEFAULTS, type ServiceConfig } from './config.js';
 import { createLogger } from './logger.js';
+import {
+  act,
+  observe,
+  screenshot,
+  type ActRequest,
+  type ActResult,
+  type ObserveRequest,
+  type ObserveResult,
+  type Screenshot,
+  type ScreenshotRequest,
+} from './act/index.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
 import { throwIfAborted } from './errors.js';
@@ -66,6 +77,20 @@ export class BrowserService {
 
   extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<Outcome<ExtractOutcome>> {
     return this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
+  }
+
+  /** One action on the page, by ref or by instruction, and what it changed. */
+  act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
+    return this.operate(owner, id, (session) => act(session, req, this.config, ctx), ctx);
+  }
+
+  /** The elements one can act on, each with the method that fits it; with an instruction, those a model picks. */
+  observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
+    return this.operate(owner, id, (session) => observe(session, req, this.config, ctx), ctx);
+  }
+
+  screenshot(owner: string, id: string, req: ScreenshotRequest, ctx: OperationContext = {}): Promise<Outcome<Screenshot>> {
+    return this.operate(owner, id, (session) => screenshot(session, req), ctx);
   }
 
   /** Runs the agent in the session's queue, so nothing else touches the page until it has finished. */

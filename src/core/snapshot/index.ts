@@ -6,6 +6,7 @@ import { watchSessionPages, type Session } from '../sessions.js';
 import { fetchAXTree, name } from './ax.js';
 import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from './cdp.js';
 import { readHiddenText } from './hidden.js';
+import { rememberRead } from './last-read.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
 import { REFS_KEY, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer, type FrameSlot } from './render.js';
@@ -81,7 +82,10 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const title = name(tree.root);
   const refs = new Map<string, ElementRef>();
   for (const [ref, { backendNodeId: _unused, ...element }] of targets) refs.set(ref, element);
-  return { text: flatten(renderer.lines).join('\n'), refs, url: page.url(), title };
+  const text = flatten(renderer.lines).join('\n');
+  const url = page.url();
+  if (scope === undefined) rememberRead(session, { text, url, document: tree.root.backendDOMNodeId, iframes: options.iframes ?? false });
+  return { text, refs, url, title };
 }
 
 /** The element behind a ref of the latest snapshot, without any model call. */
