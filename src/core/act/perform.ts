@@ -31,6 +31,8 @@ export interface Performed {
 interface Step {
   session: Session;
   page: Page;
+  /** Undefined for an action on the page as a whole. */
+  ref: string | undefined;
   element: () => Promise<Locator>;
   args: Record<string, unknown>;
   /** The arguments as given, for messages: placeholders, not values. */
@@ -54,6 +56,7 @@ export async function performAction(session: Session, action: Action, options: P
   const step: Step = {
     session,
     page: session.page,
+    ref,
     element: () => resolveRef(session, ref!),
     args,
     shown,
@@ -112,10 +115,10 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   },
   press: async (s) => {
     const key = s.args.key as string;
-    if (s.target === 'the page') await s.page.keyboard.press(key);
-    else await (await s.element()).press(key, { timeout: s.timeout });
+    if (s.ref) await (await s.element()).press(key, { timeout: s.timeout });
+    else await s.page.keyboard.press(key);
     await loaded(s.page);
-    return `Pressed ${key} on ${s.target === 'the page' ? 'the focused element' : s.target}.`;
+    return `Pressed ${key} on ${s.ref ? s.target : 'the focused element'}.`;
   },
   selectOption: async (s) => {
     const selected = await (await s.element()).selectOption(s.args.values as string[], { timeout: s.timeout });
@@ -155,26 +158,25 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
 async function scroll(s: Step): Promise<string> {
   const direction = s.args.direction as 'up' | 'down' | undefined;
   const screens = ((s.args.screens as number | undefined) ?? 1) * (direction === 'up' ? -1 : 1);
-  if (s.target !== 'the page' && !direction) {
+  if (s.ref && !direction) {
     await (await s.element()).scrollIntoViewIfNeeded({ timeout: s.timeout });
     return `Scrolled ${s.target} into view.`;
   }
-  const at =
-    s.target === 'the page'
-      ? await s.page.evaluate((by) => {
-          window.scrollBy(0, by * window.innerHeight);
-          return { y: window.scrollY, height: document.documentElement.scrollHeight, view: window.innerHeight };
-        }, screens)
-      : await (
-          await s.element()
-        ).evaluate(
-          (element, by) => {
-            element.scrollBy(0, by * element.clientHeight);
-            return { y: element.scrollTop, height: element.scrollHeight, view: element.clientHeight };
-          },
-          screens,
-          { timeout: s.timeout },
-        );
+  const at = !s.ref
+    ? await s.page.evaluate((by) => {
+        window.scrollBy(0, by * window.innerHeight);
+        return { y: window.scrollY, height: document.documentElement.scrollHeight, view: window.innerHeight };
+      }, screens)
+    : await (
+        await s.element()
+      ).evaluate(
+        (element, by) => {
+          element.scrollBy(0, by * element.clientHeight);
+          return { y: element.scrollTop, height: element.scrollHeight, view: element.clientHeight };
+        },
+        screens,
+        { timeout: s.timeout },
+      );
   return `Scrolled ${s.target} ${direction ?? 'down'}; now at ${Math.round(at.y)} px of ${at.height} px (${at.view} px visible).`;
 }
 
