@@ -136,6 +136,17 @@ describe('act and observe by ref (no model)', () => {
     expect(missing.code).toBe('action_timeout');
   });
 
+  it('acts inside an iframe by the refs of observe with iframes', async () => {
+    await session.navigate(site.url('/agent/iframe-form.html'));
+    const { actions } = await session.page.observe({ iframes: true });
+    const name = find(actions, /Your name/);
+    expect(name.ref).not.toMatch(/^0-/);
+    await session.page.act({ ...name, arguments: { value: 'Bob' } });
+    await session.page.act({ ...find(actions, /combobox: Topic/), arguments: { values: ['Support'] } });
+    const sent = await session.page.act(find(actions, /button: Send/));
+    expect([...(sent.diff?.added ?? []), sent.pageText ?? ''].join('\n')).toContain('Received message from Bob about support.');
+  });
+
   it('uploads a file given as base64 to a file input', async () => {
     await session.navigate(site.url('/act/widgets.html'));
     const file = find((await session.page.observe()).actions, /Attachment/);
