@@ -65,7 +65,6 @@ function imageTokens(base64: string): number {
   return 85 + 170 * Math.ceil((width * shrink) / 512) * Math.ceil((height * shrink) / 512);
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = any;
 
 /** Tokens of a Chat Completions body: its JSON with images cut out, plus each image by the tile rule. */

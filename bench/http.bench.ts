@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
-import { OPEN_OWNER } from '../src/http/auth.js';
+import { LOCAL_OWNER } from '../src/door.js';
 import { serveHttp } from '../src/http/server.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
 import { median, percentile, printTable } from './table.js';
@@ -78,15 +78,15 @@ export async function run(): Promise<void> {
   await mcp.connect(transport);
   try {
     // One session behind all three doors, so every door's navigations run on the same page and browser state.
-    const sessionId = (await service.startSession(OPEN_OWNER)).id;
+    const sessionId = (await service.startSession(LOCAL_OWNER)).id;
     const restId = sessionId;
     const mcpId = sessionId;
     const inProcessId = sessionId;
     const doors: Door[] = [
       {
         name: 'in-process BrowserService',
-        navigate: async (url) => void (await service.navigate(OPEN_OWNER, inProcessId, { url })),
-        getSession: async () => void service.getSession(OPEN_OWNER, inProcessId),
+        navigate: async (url) => void (await service.navigate(LOCAL_OWNER, inProcessId, { url })),
+        getSession: async () => void service.getSession(LOCAL_OWNER, inProcessId),
       },
       {
         name: 'REST (fetch, keep-alive)',

@@ -29,6 +29,8 @@ const program = new Command()
   .option('--port <n>', 'HTTP port (0 picks a free one)', positiveInt, 8931)
   .option('--host <host>', 'HTTP bind address', '127.0.0.1')
   .option('--api-key <key>', 'API key accepted over HTTP (repeatable; or SVC_API_KEYS=a,b)', collect, [])
+  // Keys from the environment add to those of --api-key (an env() option alone would be replaced by them).
+  .addOption(new Option('--api-keys <list>', 'comma-separated API keys').env('SVC_API_KEYS').hideHelp())
   .option('--allowed-hosts <hosts>', 'comma-separated Host header values accepted over HTTP besides localhost')
   .option('--executable-path <path>', 'Chromium/Chrome executable (or BROWSER_EXECUTABLE_PATH)')
   .option('--cdp-endpoint <url>', 'connect to a running browser over CDP instead of launching one')
@@ -37,15 +39,16 @@ const program = new Command()
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
   .option('--session-idle-timeout <ms>', 'end a session after this long unused', positiveInt, DEFAULTS.sessionIdleTimeoutMs)
   .option('--allow-file-urls', 'allow file:, data: and javascript: URLs in navigate', false)
-  .option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini (or MODEL_NAME)')
+  .addOption(new Option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini').env('MODEL_NAME'))
   .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
-  .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (or LOG_LEVEL)');
+  .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL').default('info'));
 
 interface CliOptions {
   transport: 'stdio' | 'http';
   port: number;
   host: string;
   apiKey: string[];
+  apiKeys?: string;
   allowedHosts?: string;
   executablePath?: string;
   cdpEndpoint?: string;
@@ -55,13 +58,13 @@ interface CliOptions {
   sessionIdleTimeout: number;
   allowFileUrls: boolean;
   model?: string;
-  logLevel?: string;
+  logLevel: string;
   checkBrowser: boolean;
 }
 
 async function main(): Promise<void> {
   const opts = program.parse().opts<CliOptions>();
-  const logger = createLogger(opts.logLevel ?? process.env.LOG_LEVEL ?? 'info');
+  const logger = createLogger(opts.logLevel);
 
   // Fail at start, not at the first session, when no browser can be had.
   const found = opts.cdpEndpoint ? undefined : findBrowserExecutable(opts.executablePath);
@@ -82,7 +85,7 @@ async function main(): Promise<void> {
     maxSessions: opts.maxSessions,
     sessionIdleTimeoutMs: opts.sessionIdleTimeout,
     allowFileUrls: opts.allowFileUrls,
-    model: opts.model ?? process.env.MODEL_NAME,
+    model: opts.model,
     logger,
   });
 
@@ -113,7 +116,7 @@ async function main(): Promise<void> {
   await serveHttp(service, {
     port: opts.port,
     host: opts.host,
-    apiKeys: [...opts.apiKey, ...(process.env.SVC_API_KEYS ?? '').split(',')].map((key) => key.trim()).filter(Boolean),
+    apiKeys: [...opts.apiKey, ...(opts.apiKeys ?? '').split(',')].map((key) => key.trim()).filter(Boolean),
     allowedHosts:
       opts.allowedHosts
         ?.split(',')

@@ -1,8 +1,10 @@
 export { BrowserSessions, BrowserSession, SessionPage, type BrowserSessionsOptions } from './client/index.js';
+export type { OperationInfo, OperationRunOptions } from './client/result.js';
 export { BrowserService, type Outcome } from './core/service.js';
 export { ServiceError, type ErrorCode } from './core/errors.js';
 export type { NavigateRequest, NavigateResponse, NavigationResponse } from './core/navigate.js';
-export type { ExtractOptions, ExtractResult, Usage } from './core/extract.js';
+export type { ExtractOptions, ExtractResult } from './core/extract.js';
+export type { Usage } from './core/usage.js';
 export type { AgentConfig, AgentExecuteOptions, AgentResult, AgentAction } from './core/agent/schema.js';
 export type { SessionInfo, PageEvent } from './core/sessions.js';
 export type {

@@ -248,9 +248,13 @@ describe.each<Provider>(['openai', 'anthropic'])('act and observe by instruction
         ],
       },
     }));
-    const observed = await session.page.observe({ instruction: 'buttons that add things', ...model });
+    let usage: unknown;
+    const observed = await session.page.observe(
+      { instruction: 'buttons that add things', ...model },
+      { onOutcome: (info) => (usage = info.usage) },
+    );
     expect(observed.actions).toEqual([{ ref: expect.any(String), method: 'click', arguments: {}, description: 'the add button' }]);
-    expect(observed.usage).toMatchObject({ input_tokens: 100, output_tokens: 20 });
+    expect(usage).toMatchObject({ input_tokens: 100, output_tokens: 20 });
     expect((await session.page.act(observed.actions[0]!)).diff!.added).toContain('Clicked 1 times');
   });
 
@@ -268,10 +272,14 @@ describe.each<Provider>(['openai', 'anthropic'])('act and observe by instruction
         },
       }),
     );
-    const filled = await session.page.act({ instruction: 'type the password %password%', variables: { password: secret }, ...model });
+    let usage: unknown;
+    const filled = await session.page.act(
+      { instruction: 'type the password %password%', variables: { password: secret }, ...model },
+      { onOutcome: (info) => (usage = info.usage) },
+    );
     expect(filled.action).toMatchObject({ method: 'fill', arguments: { value: '%password%' } });
     expect(filled.message).toContain('%password%');
-    expect(filled.usage).toMatchObject({ input_tokens: 200, output_tokens: 40 });
+    expect(usage).toMatchObject({ input_tokens: 200, output_tokens: 40 });
     expect(llm.requests).toHaveLength(2);
     expect(requestTexts(llm.requests[1]!).join('\n')).toContain('"0-777" is not on the page');
 

@@ -152,6 +152,16 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
     expect(h.llm.requests).toHaveLength(0);
   });
 
+  it("reports an action's own duration as timeMs: a goto to a page that answers after 300 ms takes at least that", async () => {
+    h.llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/slow?ms=300') } }] },
+      { toolCalls: [{ name: 'done', arguments: { success: true, message: 'loaded' } }] },
+    );
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Open the slow page.', autoScreenshot: false });
+    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'done']);
+    expect(result.actions[0]!.timeMs).toBeGreaterThanOrEqual(300);
+  });
+
   it('waits waitBetweenActions between actions', async () => {
     const turn = { toolCalls: [1, 2, 3].map(() => ({ name: 'scroll', arguments: { direction: 'down' } })) };
     h.llm.enqueue(turn, { toolCalls: [{ name: 'done', arguments: { success: true, message: 'scrolled' } }] });

@@ -149,7 +149,7 @@ describe('extract with a schema', () => {
     fake.enqueue({ json: { value: ['Red apple', 'Green pear'] } });
     const prepared = prepareSchema({ type: 'array', items: { type: 'string' } });
     const outcome = await extractFromSnapshot(llm(), snapshot, { instruction: 'names', schema: prepared }, LIMITS);
-    expect(outcome.result).toEqual({ value: ['Red apple', 'Green pear'] });
+    expect(outcome).toMatchObject({ result: ['Red apple', 'Green pear'], wrapped: true });
     expect(fake.requests[0]!.body.response_format.json_schema.schema).toMatchObject({
       type: 'object',
       properties: { value: { type: 'array' } },

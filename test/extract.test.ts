@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
+import type { OperationInfo } from '../src/client/result.js';
 import { ServiceError } from '../src/core/errors.js';
 import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
 import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
@@ -37,6 +38,13 @@ function refsIn(text: string, ...names: string[]): string[] {
 
 function sentText(i = 0): string {
   return JSON.stringify(fake.requests[i]!.body.messages ?? fake.requests[i]!.body);
+}
+
+/** An object schema `levels` objects deep: {type:object, properties:{a:{type:object, properties:{a: ...}}}}. */
+function deepSchema(levels: number): Record<string, unknown> {
+  let schema: Record<string, unknown> = { type: 'string' };
+  for (let i = 0; i < levels; i++) schema = { type: 'object', properties: { a: schema } };
+  return schema;
 }
 
 beforeAll(async () => {
@@ -203,6 +211,24 @@ describe('extract over MCP stdio', () => {
     for (const [args, code] of cases) expect(errorCode(await mcp.call('extract', { sessionId, ...args })), JSON.stringify(args)).toBe(code);
     expect(fake.requests).toHaveLength(0);
   });
+
+  it('refuses a schema nested thousands of levels deep with invalid_argument naming the depth limit', async () => {
+    // 1,500 objects are 3,000 levels of JSON, about what the client's own JSON.stringify still writes.
+    const result = await mcp.call('extract', { sessionId, instruction: 'x', schema: deepSchema(1_500) });
+    expect(errorCode(result)).toBe('invalid_argument');
+    expect(JSON.stringify(result.content)).toMatch(/nested more than 100 levels/);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('sends a fresh actionId in _meta of every call, and a non-object schema comes back as {value}', async () => {
+    fake.enqueue({ json: { value: ['Red apple'] } });
+    const first = await mcp.call('extract', { sessionId, instruction: 'names', schema: { type: 'array', items: { type: 'string' } } });
+    expect(first.structuredContent).toEqual({ value: ['Red apple'] });
+    const second = await mcp.call('extract', { sessionId });
+    expect(first._meta?.actionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second._meta?.actionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second._meta?.actionId).not.toBe(first._meta?.actionId);
+  });
 });
 
 describe('page.extract in the library', () => {
@@ -239,6 +265,33 @@ describe('page.extract in the library', () => {
     fake.enqueue({ json: { value: ['Red apple', 'Green pear', 'Blue plum'] } });
     const names = await session.page.extract({ instruction: 'product names', schema: z.array(z.string()) });
     expect(names).toEqual(['Red apple', 'Green pear', 'Blue plum']);
+  });
+
+  it('answers the object itself for an object schema marked nullable (OpenAPI style)', async () => {
+    fake.enqueue({ json: { value: { name: 'Red apple' } } });
+    const schema = { type: 'object', nullable: true, properties: { name: { type: 'string' } }, required: ['name'] };
+    expect(await session.page.extract({ instruction: 'first product', schema })).toEqual({ name: 'Red apple' });
+  });
+
+  it('refuses a schema nested thousands of levels deep with invalid_argument naming the depth limit', async () => {
+    const error = await session.page.extract({ instruction: 'x', schema: deepSchema(3_000) }).then(
+      () => undefined,
+      (e: unknown) => e as ServiceError,
+    );
+    expect(error?.code).toBe('invalid_argument');
+    expect(error?.message).toMatch(/nested more than 100 levels/);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('reports the actionId, usage and page events of a call through onOutcome', async () => {
+    fake.enqueue({ text: 'Fruit.', usage: { input: 20, output: 2 } });
+    const seen: OperationInfo[] = [];
+    expect(await session.page.extract('What is sold?', { onOutcome: (info) => seen.push(info) })).toEqual({ extraction: 'Fruit.' });
+    const navigated = await session.navigate(site.url('/extract/products.html'), {}, { onOutcome: (info) => seen.push(info) });
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toMatchObject({ actionId: expect.stringMatching(/^[0-9a-f-]{36}$/), usage: { input_tokens: 20 }, pageEvents: [] });
+    expect(seen[1]!.actionId).toBe(navigated.data.actionId);
+    expect(seen[1]!.actionId).not.toBe(seen[0]!.actionId);
   });
 
   it('stops with cancelled when the signal fires while the model is thinking', async () => {

@@ -65,6 +65,29 @@ describe('hostile pages', () => {
     },
   );
 
+  it('reads, the unresponsive-page probe and stopping a hung load reuse the CDP session opened with the page, so they need no attach beside a busy browser', async () => {
+    const session = await lib.startSession();
+    const { context } = internal(session);
+    // Counts attaches made from now on: each is a browser round trip that can time out beside a huge page's read.
+    let attached = 0;
+    const attach = context.newCDPSession.bind(context);
+    context.newCDPSession = (target) => {
+      attached++;
+      return attach(target);
+    };
+    try {
+      await session.navigate(site.url('/page2.html'));
+      expect((await session.page.extract()).pageText).toContain('Second page');
+      // A load that never ends times out: the navigation is stopped and the page probed for a script that never yields.
+      expect((await outcome(session.navigate(site.url('/hang'), { options: { timeout: 1_000 } }))).code).toBe('navigation_timeout');
+      expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+      expect((await session.page.extract()).pageText).toContain('Second page');
+      expect(attached).toBe(0);
+    } finally {
+      await session.end();
+    }
+  });
+
   it('a page that crashes during extract() gives page_crashed, and the session works afterwards', async () => {
     const session = await lib.startSession();
     try {
@@ -73,7 +96,8 @@ describe('hostile pages', () => {
       const { context, page } = internal(session);
       const cdp = await context.newCDPSession(page);
       const reading = outcome(session.page.extract());
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Once queued, the read starts within microtasks, well before the crash can travel to the renderer and back.
+      await expect.poll(() => internal(session).isBusy).toBe(true);
       void cdp.send('Page.crash').catch(() => undefined);
       expect((await reading).code).toBe('page_crashed');
 
@@ -93,7 +117,7 @@ describe('hostile pages', () => {
       // Chromium asks "leave site?" only after the user has interacted with the page.
       await lib.service.operate('library', session.id, (s) => s.page.click('#stay'));
       const left = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
-      expect(left.result.data.result).toMatchObject({ status: 200, url: site.url('/page2.html') });
+      expect(left.result).toMatchObject({ status: 200, url: site.url('/page2.html') });
       expect(left.pageEvents).toContainEqual(
         expect.objectContaining({ type: 'dialog', message: expect.stringMatching(/^beforeunload .* accepted/) }),
       );
@@ -106,7 +130,7 @@ describe('hostile pages', () => {
     const session = await lib.startSession();
     try {
       const opened = await lib.service.navigate('library', session.id, { url: site.url('/hostile/popups.html') });
-      expect(opened.result.data.result).toMatchObject({ status: 200 });
+      expect(opened.result).toMatchObject({ status: 200 });
       const { context } = internal(session);
       const popups = () => internal(session).events.filter((event) => event.type === 'popup');
       expect(await waitFor(() => popups().length === 50 && context.pages().length === 1, 20_000)).toBe(true);
@@ -121,7 +145,7 @@ describe('hostile pages', () => {
     const session = await lib.startSession();
     try {
       const loaded = await lib.service.navigate('library', session.id, { url: site.url('/hostile/dialog-loop.html') });
-      expect(loaded.result.data.result).toMatchObject({ status: 200 });
+      expect(loaded.result).toMatchObject({ status: 200 });
       expect(loaded.pageEvents.length).toBeGreaterThan(0);
       expect(loaded.pageEvents.every((event) => event.type === 'dialog' && /^alert "alert \d+" was accepted/.test(event.message))).toBe(
         true,
@@ -148,7 +172,7 @@ describe('hostile pages', () => {
       if (away.code !== undefined) expect(away.code).toBe('navigation_timeout');
       // ...and the session continues on a fresh page, saying why.
       const next = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
-      expect(next.result.data.result).toMatchObject({ status: 200 });
+      expect(next.result).toMatchObject({ status: 200 });
       if (away.code !== undefined) expect(next.pageEvents.map((event) => event.type)).toContain('unresponsive');
       expect((await session.page.extract()).pageText).toContain('Second page');
     } finally {
@@ -163,7 +187,7 @@ describe('hostile pages', () => {
       await session.navigate(site.url('/index.html'));
       expect((await outcome(session.navigate(site.url('/slow?ms=20000'), { options: { timeout: 800 } }))).code).toBe('navigation_timeout');
       const next = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
-      expect(next.result.data.result).toMatchObject({ status: 200 });
+      expect(next.result).toMatchObject({ status: 200 });
       // The page was waiting, not hung: it must not be reported or replaced as unresponsive.
       expect(next.pageEvents.map((event) => event.type)).not.toContain('unresponsive');
     } finally {

@@ -232,6 +232,17 @@ describe('REST API over HTTP', () => {
     await api(server.url, 'POST', `/v1/sessions/${id}/end`);
   });
 
+  it('answers a JSON schema nested thousands of levels deep with 400 invalid_argument naming the depth limit', async () => {
+    const id = await start();
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 1_500; i++) schema = { type: 'object', properties: { a: schema } };
+    const res = await api(server.url, 'POST', `/v1/sessions/${id}/extract`, { body: { instruction: 'x', schema } });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe('invalid_argument');
+    expect(res.json.error.message).toMatch(/nested more than 100 levels/);
+    await api(server.url, 'POST', `/v1/sessions/${id}/end`);
+  });
+
   it('answers 500 with a generic message and keeps the details in the log', async () => {
     process.env.HTTP_TEST_FAIL_LIST = '1';
     try {
@@ -271,7 +282,12 @@ describe('REST API over HTTP', () => {
     await responses(1);
     expect(received.toLowerCase()).toContain('keep-alive: timeout=5');
     // Idle for longer than advertised (Node by itself closes after 6 s): a client honouring the hint would have closed it; the server must not have.
-    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    // Time passing is the behaviour under test, so this waits it out; a close meanwhile ends the wait at once.
+    const closed = await Promise.race([
+      once(socket, 'close').then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(resolve, 7_000, false)),
+    ]);
+    expect(closed).toBe(false);
     expect(socket.readyState).toBe('open');
     socket.write(request);
     await responses(2);

@@ -88,7 +88,7 @@ describe('library sessions and navigate', () => {
   it('a popup is closed so the session keeps exactly one page', async () => {
     const session = await lib.startSession();
     const outcome = await lib.service.navigate('library', session.id, { url: site.url('/popup.html') });
-    expect(outcome.result.success).toBe(true);
+    expect(outcome.result).toMatchObject({ ok: true });
     const { context } = internal(session);
     expect(
       await waitFor(() => context.pages().length === 1 && session.info().recentEvents.some((event) => event.type === 'popup'), 5_000),

@@ -140,15 +140,16 @@ describe('OpenAI adapter through the openai SDK', () => {
   const client = () => createLLMClient(resolveModel('openai/gpt-4.1-mini', { maxRetries: 0 }, { env }));
 
   it('sends tools, tool results and images in Chat Completions form and maps the answer', async () => {
+    // The fake answers after 150 ms: the reported inference time must cover that wait.
     fake.enqueue({
-      toolCalls: [{ name: 'click', arguments: { ref: '0-7' } }],
-      usage: { input: 321, output: 12, reasoning: 5, cached: 100 },
+      delayMs: 150,
+      then: { toolCalls: [{ name: 'click', arguments: { ref: '0-7' } }], usage: { input: 321, output: 12, reasoning: 5, cached: 100 } },
     });
     const response = await client().chat({ system: 'be brief', messages: conversation, tools, toolChoice: 'required' });
     expect(response.stopReason).toBe('tool_calls');
     expect(response.toolCalls).toEqual([{ id: expect.any(String), name: 'click', arguments: { ref: '0-7' } }]);
     expect(response.usage).toMatchObject({ input_tokens: 321, output_tokens: 12, reasoning_tokens: 5, cached_input_tokens: 100 });
-    expect(response.usage.inference_time_ms).toBeGreaterThanOrEqual(0);
+    expect(response.usage.inference_time_ms).toBeGreaterThanOrEqual(150);
 
     const { body, headers } = fake.requests[0]!;
     expect(headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);

@@ -47,6 +47,7 @@ describe('MCP stdio server lifecycle and limits', () => {
     const sessionId = id(await server.call('session_start'));
     for (let i = 0; i < 5; i++) {
       await navigateOk(sessionId, site.url(`/index.html?keepalive=${i}`));
+      // Idle time passing between uses is the behaviour under test: five 400 ms gaps outlast the 1 s idle timeout.
       await new Promise((resolve) => setTimeout(resolve, 400));
     }
     expect((await server.call('session_end', { sessionId })).isError).toBeFalsy();

@@ -354,7 +354,8 @@ describe('MCP over stdio', () => {
     const [busy, other] = await Promise.all([start(), start()]);
     let stuckSettled = false;
     const stuck = navigate(busy, site.url('/loop.html'), { options: { timeout: 6_000 } }).finally(() => (stuckSettled = true));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The busy session's browser has fetched the looping page before the other session starts.
+    await expect.poll(() => site.requests.some((request) => request.url === '/loop.html')).toBe(true);
     const output = await okNav(other, site.url('/index.html'));
     expect(output.data.result!.status).toBe(200);
     // The other session finished while the busy one was still spinning.

@@ -253,7 +253,10 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     const other = (await service.startSession('t')).id;
     try {
       await service.operate('t', other, (session) => session.page.goto(site.url('/pages/loop.html')));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The page starts its loop 300 ms after loading: wait until a trivial script no longer answers within 200 ms.
+      const page = service.sessions.get(other, 't').page;
+      const answers = () => Promise.race([page.evaluate(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 200, false))]);
+      await expect.poll(answers, { timeout: 10_000 }).toBe(false);
       const started = Date.now();
       const code = await codeOf(
         service.operate('t', other, (session) => takeSnapshot(session, { domSettleTimeoutMs: 500, callTimeoutMs: 1_500 })),

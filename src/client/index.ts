@@ -2,15 +2,14 @@ import { z } from 'zod';
 import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, type AgentResult } from '../core/agent/schema.js';
 import type { ServiceConfig } from '../core/config.js';
 import { Action, ActRequest, ObserveRequest, ScreenshotRequest, type ActResult, type ObserveResult } from '../core/act/index.js';
-import { ServiceError } from '../core/errors.js';
 import type { ProgressEvent } from '../core/operation.js';
-import type { NavigateRequest, NavigateResponse } from '../core/navigate.js';
+import type { NavigateRequest, NavigateResponse, NavigationResponse } from '../core/navigate.js';
 import { BrowserService } from '../core/service.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
 import type { PageEvent, SessionInfo } from '../core/sessions.js';
-
-/** Owner of sessions opened through the library. */
-const LIBRARY_OWNER = 'library';
+import { parseInput } from '../core/validation.js';
+import { LIBRARY_OWNER } from '../door.js';
+import { settle, type OperationRunOptions } from './result.js';
 
 export type BrowserSessionsOptions = Partial<ServiceConfig>;
 
@@ -53,8 +52,9 @@ export class BrowserSession {
     return this.service.getSession(LIBRARY_OWNER, this.id);
   }
 
-  async navigate(url: string, options: Omit<NavigateRequest, 'url'> = {}): Promise<NavigateResponse> {
-    return (await this.service.navigate(LIBRARY_OWNER, this.id, { url, ...options })).result;
+  /** The library's one navigate shape, the interface's: `{success, data: {result, actionId}}`; result is null for same-document navigations. */
+  navigate(url: string, options: Omit<NavigateRequest, 'url'> = {}, run: OperationRunOptions = {}): Promise<NavigateResponse> {
+    return libraryNavigate({ service: this.service, sessionId: this.id, req: { url, ...options }, run });
   }
 
   end(): Promise<void> {
@@ -88,9 +88,7 @@ const LibraryAgentConfig = AgentConfigWire.extend({
     .optional(),
 }).strict();
 
-export interface AgentRunOptions {
-  /** Abort to stop the agent; execute then rejects with a `cancelled` ServiceError. */
-  signal?: AbortSignal;
+export interface AgentRunOptions extends OperationRunOptions {
   /** Called after each action. */
   onProgress?: (event: ProgressEvent) => void;
 }
@@ -104,17 +102,15 @@ export class SessionAgent {
 
   /** `execute(instruction)` or `execute({instruction, maxSteps, autoScreenshot, waitBetweenActions, context, variables})`; snake_case names work too. */
   async execute(instructionOrOptions: string | z.input<typeof AgentExecuteOptions>, run: AgentRunOptions = {}): Promise<AgentResult> {
-    const options = AgentExecuteOptions.safeParse(instructionOrOptions);
-    if (!options.success) throw new ServiceError('invalid_argument', `Invalid execute options: ${z.prettifyError(options.error)}`);
-    const config = LibraryAgentConfig.safeParse(this.config);
-    if (!config.success) throw new ServiceError('invalid_argument', `Invalid agent config: ${z.prettifyError(config.error)}`);
-    const { result } = await this.service.agentExecute(
+    const executeOptions = parseInput(AgentExecuteOptions, instructionOrOptions, 'execute options');
+    parseInput(LibraryAgentConfig, this.config, 'agent config');
+    const outcome = await this.service.agentExecute(
       LIBRARY_OWNER,
       this.sessionId,
-      { agentConfig: this.config, executeOptions: options.data },
+      { agentConfig: this.config, executeOptions },
       { signal: run.signal, progress: run.onProgress },
     );
-    return result;
+    return settle(outcome, run).result;
   }
 }
 
@@ -124,8 +120,9 @@ export class SessionPage {
     private readonly sessionId: string,
   ) {}
 
-  async goto(url: string, options: NavigateRequest['options'] = {}): Promise<NavigateResponse['data']['result']> {
-    return (await this.service.navigate(LIBRARY_OWNER, this.sessionId, { url, options })).result.data.result;
+  /** Shorthand for `(await session.navigate(url, {options})).data.result`: the navigation response, or null. */
+  async goto(url: string, options: NavigateRequest['options'] = {}, run: OperationRunOptions = {}): Promise<NavigationResponse | null> {
+    return (await libraryNavigate({ service: this.service, sessionId: this.sessionId, req: { url, options }, run })).data.result;
   }
 
   /** `extract()` -> {pageText}; `extract(instruction)` -> {extraction}; `extract({instruction, schema, ...})` -> the data, typed by a zod schema. */
@@ -134,34 +131,52 @@ export class SessionPage {
   extract<S extends ZodSchema>(options: LibraryExtractOptions<S> & { schema: S }, run?: ExtractRunOptions): Promise<Infer<S>>;
   extract(options: LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown>;
   extract(options?: string | LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown> {
-    return libraryExtract(this.service, LIBRARY_OWNER, this.sessionId, options, run);
+    return libraryExtract({ service: this.service, owner: LIBRARY_OWNER, sessionId: this.sessionId, options, run });
   }
 
   /**
    * `act(instruction)`, `act(observed)` (an observe result or `{ref, method, arguments}`, no model) or
    * `act({action | instruction, variables, timeoutMs, maxTokens, ...})`. Resolves with what the action changed.
    */
-  async act(request: string | Action | ActRequest, run: { signal?: AbortSignal } = {}): Promise<ActResult & { pageEvents: PageEvent[] }> {
+  async act(request: string | Action | ActRequest, run: OperationRunOptions = {}): Promise<ActResult & { pageEvents: PageEvent[] }> {
     const given = typeof request === 'string' ? { instruction: request } : request && 'method' in request ? { action: request } : request;
-    const { result, pageEvents } = await this.service.act(LIBRARY_OWNER, this.sessionId, parse(ActRequest, given, 'act request'), run);
-    return { ...result, pageEvents };
+    const outcome = await this.service.act(LIBRARY_OWNER, this.sessionId, parseInput(ActRequest, given, 'act request'), {
+      signal: run.signal,
+    });
+    return { ...settle(outcome, run).result, pageEvents: outcome.pageEvents };
   }
 
   /** `observe()`: every element one can act on, no model; `observe(instruction)` or `observe({instruction, selector, iframes, ...})`. */
-  async observe(request: string | ObserveRequest = {}, run: { signal?: AbortSignal } = {}): Promise<ObserveResult> {
+  async observe(request: string | ObserveRequest = {}, run: OperationRunOptions = {}): Promise<ObserveResult> {
     const given = typeof request === 'string' ? { instruction: request } : request;
-    return (await this.service.observe(LIBRARY_OWNER, this.sessionId, parse(ObserveRequest, given, 'observe request'), run)).result;
+    const outcome = await this.service.observe(LIBRARY_OWNER, this.sessionId, parseInput(ObserveRequest, given, 'observe request'), {
+      signal: run.signal,
+    });
+    return settle(outcome, run).result;
   }
 
   /** The image (PNG by default), within the size caps of SCREENSHOT_LIMITS. */
-  async screenshot(request: ScreenshotRequest = {}): Promise<Buffer> {
-    return (await this.service.screenshot(LIBRARY_OWNER, this.sessionId, parse(ScreenshotRequest, request, 'screenshot options'))).result
-      .image;
+  async screenshot(request: ScreenshotRequest = {}, run: OperationRunOptions = {}): Promise<Buffer> {
+    const outcome = await this.service.screenshot(
+      LIBRARY_OWNER,
+      this.sessionId,
+      parseInput(ScreenshotRequest, request, 'screenshot options'),
+      {
+        signal: run.signal,
+      },
+    );
+    return settle(outcome, run).result.image;
   }
 }
 
-function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ServiceError('invalid_argument', `Invalid ${what}: ${z.prettifyError(parsed.error)}`);
-  return parsed.data;
+interface NavigateCall {
+  service: BrowserService;
+  sessionId: string;
+  req: NavigateRequest;
+  run: OperationRunOptions;
+}
+
+async function libraryNavigate({ service, sessionId, req, run }: NavigateCall): Promise<NavigateResponse> {
+  const { result, actionId } = settle(await service.navigate(LIBRARY_OWNER, sessionId, req, { signal: run.signal }), run);
+  return { success: true, data: { result, actionId } };
 }

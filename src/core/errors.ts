@@ -61,7 +61,7 @@ export function isServiceError(err: unknown): err is ServiceError {
 /** Anything thrown inside the core becomes a ServiceError; unknown failures become `internal` with a generic message. */
 export function toServiceError(err: unknown): ServiceError {
   if (err instanceof ServiceError) return err;
-  if (isAbortError(err)) return new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+  if (isAbortError(err)) return cancelledError(err);
   return new ServiceError('internal', 'Internal error; the server log has the details.', { cause: err });
 }
 
@@ -71,5 +71,10 @@ export function isAbortError(err: unknown): boolean {
 
 /** Throws `cancelled` when the signal has fired; call between steps of long operations. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
+  if (signal?.aborted) throw cancelledError();
+}
+
+/** The one `cancelled` error: the client aborted or went away. */
+export function cancelledError(cause?: unknown): ServiceError {
+  return new ServiceError('cancelled', 'The operation was cancelled by the client.', cause === undefined ? undefined : { cause });
 }

@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ServiceError } from './errors.js';
+import { checkDepth } from './validation.js';
 
 /**
  * The JSON Schema side of extract: normalising the caller's schema, wrapping non-object schemas, the model's view of
@@ -46,6 +47,7 @@ export interface PreparedSchema {
 
 /** Checks and prepares a caller's JSON Schema; anything that is not one is an `invalid_argument`. */
 export function prepareSchema(input: Json): PreparedSchema {
+  checkDepth(input, 'schema');
   const normalised = normalise(input) as Json;
   if (!SCHEMA_KEYWORDS.some((key) => key in normalised)) {
     throw new ServiceError(

@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { errors as playwrightErrors, type Frame, type Page, type Response } from 'playwright-core';
+import { errors as playwrightErrors, type Frame, type Response } from 'playwright-core';
 import { z } from 'zod';
 import { DEFAULTS } from './config.js';
-import { ServiceError, throwIfAborted } from './errors.js';
+import { cancelledError, ServiceError, throwIfAborted } from './errors.js';
 import { withTimeout, type OperationContext } from './operation.js';
-import type { Session } from './sessions.js';
+import type { Session, WatchedPage } from './sessions.js';
 
 export const WaitUntil = z.enum(['load', 'domcontentloaded', 'networkidle']);
 
@@ -46,7 +45,7 @@ export const NavigateResponse = z
     data: z
       .object({
         result: NavigationResponse.nullable().describe('The navigation response, or null for same-document navigations and about:blank.'),
-        actionId: z.string().optional(),
+        actionId: z.string().describe('Id of this operation, made by the door that ran it.'),
       })
       .strict(),
   })
@@ -86,13 +85,12 @@ export async function navigate(
   req: NavigateRequest,
   policy: NavigatePolicy,
   ctx: OperationContext = {},
-): Promise<NavigateResponse> {
+): Promise<NavigationResponse | null> {
   const url = checkUrl(req.url, policy);
   const frame = req.frameId ? session.frame(req.frameId) : session.page.mainFrame();
   const timeout = req.options?.timeout ?? DEFAULTS.navigationTimeoutMs;
   const waitUntil = req.options?.waitUntil ?? 'load';
   const frameId = session.frameId(frame);
-  const actionId = randomUUID();
 
   ctx.progress?.({ message: `navigating to ${url.href}`, data: { stage: 'started', url: url.href, frameId } });
   const stopProgress = reportStages(frame, ctx);
@@ -117,7 +115,7 @@ export async function navigate(
       // Chromium holds back script calls to a page until its pending navigation commits: end the one that failed, so
       // it cannot commit later behind the caller's back and the probe reaches the document that stayed (which may
       // never yield: a script or dialogs in a loop keep every later navigation from committing).
-      if (!commits.committed && frame === session.page.mainFrame()) await stopLoading(session.page);
+      if (!commits.committed && frame === session.page.mainFrame()) await stopLoading(session.watched);
       session.checkResponsive();
     }
     throw navigationError(err, url.href, timeout, waitUntil, session);
@@ -131,16 +129,11 @@ export async function navigate(
     message: result ? `finished with status ${result.status}` : 'finished without a network response',
     data: { stage: 'finished', status: result?.status ?? null },
   });
-  return { success: true, data: { result, actionId } };
+  return result;
 }
 
-async function stopLoading(page: Page): Promise<void> {
-  const stop = page
-    .context()
-    .newCDPSession(page)
-    .then(async (cdp) => {
-      await cdp.send('Page.stopLoading').finally(() => cdp.detach().catch(() => undefined));
-    });
+async function stopLoading(page: WatchedPage): Promise<void> {
+  const stop = page.cdp().then((cdp) => cdp.send('Page.stopLoading'));
   await withTimeout(stop, STOP_TIMEOUT_MS, () => new Error('stopLoading timed out')).catch(() => undefined);
 }
 
@@ -149,7 +142,7 @@ function whenAborted(signal: AbortSignal | undefined): { promise: Promise<never>
   if (!signal) return { promise: new Promise<never>(() => undefined), dispose: () => undefined };
   let onAbort!: () => void;
   const promise = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new ServiceError('cancelled', 'The navigation was cancelled by the client.'));
+    onAbort = () => reject(cancelledError());
   });
   signal.addEventListener('abort', onAbort, { once: true });
   return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };

@@ -1,9 +1,13 @@
+import type { ModelFallback } from './llm/types.js';
+
 /** What every core operation may receive from the door that called it. */
 export interface OperationContext {
   /** Fires when the client cancels or goes away. */
   signal?: AbortSignal;
   /** Progress of the operation, sent as MCP progress notifications or SSE `log` events. */
   progress?: (event: ProgressEvent) => void;
+  /** Used instead of model_not_configured when the server has no key for the chosen model (MCP sampling). */
+  modelFallback?: ModelFallback;
 }
 
 export interface ProgressEvent {

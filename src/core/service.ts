@@ -16,15 +16,27 @@ import {
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
 import { throwIfAborted } from './errors.js';
-import { extract, type ExtractOptions, type ExtractOutcome } from './extract.js';
-import { navigate, type NavigateRequest, type NavigateResponse } from './navigate.js';
+import { extract, type ExtractOptions } from './extract.js';
+import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
 import type { OperationContext } from './operation.js';
 import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
+import type { Usage } from './usage.js';
+import { watchSettle } from './snapshot/settle.js';
 
-/** The result of an operation on a session, with what the page did meanwhile (dialogs, popups, crashes). */
+/**
+ * The plain result of an operation on a session, with its metadata: what the page did meanwhile (dialogs, popups,
+ * crashes) and the model usage when a model was called. Doors shape it (envelope, actionId, structuredContent).
+ */
 export interface Outcome<T> {
   result: T;
   pageEvents: PageEvent[];
+  /** Token usage of the operation's model calls; absent when none was made (or, for the agent, inside its result). */
+  usage?: Usage;
+}
+
+/** An extract outcome: `wrapped` tells the doors whose results must be objects to send `{value: result}`. */
+export interface ExtractionOutcome extends Outcome<unknown> {
+  wrapped: boolean;
 }
 
 /**
@@ -52,6 +64,8 @@ export class BrowserService {
     this.logger = logger;
     this.browser = new BrowserManager(this.config);
     this.sessions = new SessionRegistry(this.browser, this.config);
+    // The page text's settle policy needs each page's network and DOM activity from its first navigation.
+    this.sessions.watchPages(watchSettle);
   }
 
   async startSession(owner: string): Promise<SessionInfo> {
@@ -71,22 +85,23 @@ export class BrowserService {
     await this.sessions.end(id, owner);
   }
 
-  navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigateResponse>> {
+  navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
     return this.operate(owner, id, (session) => navigate(session, req, this.config, ctx), ctx);
   }
 
-  extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<Outcome<ExtractOutcome>> {
-    return this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
+  async extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<ExtractionOutcome> {
+    const { result, pageEvents } = await this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
+    return { result: result.result, wrapped: result.wrapped, pageEvents, ...(result.usage ? { usage: result.usage } : {}) };
   }
 
   /** One action on the page, by ref or by instruction, and what it changed. */
-  act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
-    return this.operate(owner, id, (session) => act(session, req, this.config, ctx), ctx);
+  async act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
+    return liftUsage(await this.operate(owner, id, (session) => act(session, req, this.config, ctx), ctx));
   }
 
   /** The elements one can act on, each with the method that fits it; with an instruction, those a model picks. */
-  observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
-    return this.operate(owner, id, (session) => observe(session, req, this.config, ctx), ctx);
+  async observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
+    return liftUsage(await this.operate(owner, id, (session) => observe(session, req, this.config, ctx), ctx));
   }
 
   screenshot(owner: string, id: string, req: ScreenshotRequest, ctx: OperationContext = {}): Promise<Outcome<Screenshot>> {
@@ -98,7 +113,7 @@ export class BrowserService {
     return this.operate(
       owner,
       id,
-      (session) => runAgent(session, req.agentConfig ?? {}, req.executeOptions, { config: this.config }, ctx),
+      (session) => runAgent({ session, config: req.agentConfig ?? {}, options: req.executeOptions, deps: { config: this.config }, ctx }),
       ctx,
     );
   }
@@ -112,7 +127,7 @@ export class BrowserService {
       // A client that went away while this waited in the queue gets nothing from running it.
       throwIfAborted(ctx.signal);
       const result = await work(session);
-      const pageEvents = session.takeUnreportedEvents();
+      const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
       return { result, pageEvents };
     });
@@ -122,4 +137,10 @@ export class BrowserService {
     await this.sessions.closeAll();
     await this.browser.close();
   }
+}
+
+/** A result's model usage moves to the outcome, where every door reports it (as for extract). */
+function liftUsage<T extends { usage?: Usage }>(outcome: Outcome<T>): Outcome<Omit<T, 'usage'>> {
+  const { usage, ...result } = outcome.result;
+  return { result, pageEvents: outcome.pageEvents, ...(usage ? { usage } : {}) };
 }

@@ -1,9 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../core/errors.js';
-
-/** Owner of every session when the server runs without keys (the same scope stdio uses). */
-export const OPEN_OWNER = 'local';
+import { LOCAL_OWNER } from '../door.js';
 
 export const API_KEY_HEADER = 'x-svc-api-key';
 
@@ -28,7 +26,7 @@ export class ApiKeys {
    * `x-svc-project-id` is accepted and ignored: keys are scoped to one project already.
    */
   authenticate(req: IncomingMessage, options: { bearer: boolean }): string {
-    if (!this.enabled) return OPEN_OWNER;
+    if (!this.enabled) return LOCAL_OWNER;
     const presented = headerValue(req, API_KEY_HEADER) ?? (options.bearer ? bearerToken(req) : undefined);
     if (!presented) {
       throw new ServiceError(

@@ -27,13 +27,6 @@ export function toHttpError(err: unknown, logger: Logger, context: Record<string
   return error;
 }
 
-/** A 400 naming each invalid field by its path, so a client can fix its request. */
-export function invalidFields(error: z.ZodError, what: string): ServiceError {
-  const issues = error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
-  const summary = issues.map((issue) => `${issue.path || '(body)'}: ${issue.message}`).join('; ');
-  return new ServiceError('invalid_argument', `Invalid ${what}: ${summary}`, { details: { issues } });
-}
-
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.end();

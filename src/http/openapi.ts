@@ -1,18 +1,12 @@
-import { z } from 'zod';
 import { ERROR_STATUS } from '../core/errors.js';
+import { toJsonSchema } from '../core/validation.js';
 import { VERSION } from '../version.js';
 import { API_KEY_HEADER } from './auth.js';
 import { ErrorBody } from './errors.js';
-import type { Route } from './routes.js';
+import type { Route } from './route.js';
 import { SSE_EVENTS } from './sse.js';
 
 type Json = Record<string, unknown>;
-
-/** JSON Schema 2020-12 of a zod schema (the dialect of OpenAPI 3.1), without its $schema line. */
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
-  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as Json;
-  return json;
-}
 
 const ERROR_REF = { $ref: '#/components/schemas/ErrorBody' };
 
@@ -74,11 +68,11 @@ function operation(route: Route): Json {
 
 /** The OpenAPI 3.1 document of the REST surface, generated from the route table and its zod schemas. */
 export function openApiDocument(routes: Route[]): Json {
-  const schemas: Json = { ErrorBody: jsonSchema(ErrorBody, 'output') };
+  const schemas: Json = { ErrorBody: toJsonSchema(ErrorBody, 'output') };
   const paths: Record<string, Json> = {};
   for (const route of routes) {
-    if (route.body) schemas[`${route.operationId}Request`] = jsonSchema(route.body, 'input');
-    schemas[`${route.operationId}Response`] = jsonSchema(route.response, 'output');
+    if (route.body) schemas[`${route.operationId}Request`] = toJsonSchema(route.body, 'input');
+    schemas[`${route.operationId}Response`] = toJsonSchema(route.response, 'output');
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route) };
   }
   return {

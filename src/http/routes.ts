@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { AgentExecuteRequest } from '../core/agent/schema.js';
 import { NavigateRequest, NavigateResponse } from '../core/navigate.js';
-import type { OperationContext } from '../core/operation.js';
-import type { BrowserService } from '../core/service.js';
+import { extractionObject } from '../door.js';
 import { VERSION } from '../version.js';
+import { ok, operationBody } from './envelope.js';
 import { openApiDocument } from './openapi.js';
+import { route, type Route } from './route.js';
 import {
   AgentExecuteResponse,
   EndSessionResponse,
@@ -17,35 +17,6 @@ import {
   StartSessionRequest,
 } from './schemas.js';
 
-export interface RouteCall<B> {
-  service: BrowserService;
-  /** Scope of the caller's sessions. */
-  owner: string;
-  params: Record<string, string>;
-  body: B;
-  ctx: OperationContext;
-}
-
-/** One REST route: its schemas feed validation and the OpenAPI document; its handler only calls the core. */
-export interface Route<B extends z.ZodType = z.ZodType> {
-  method: 'GET' | 'POST';
-  /** OpenAPI-style path, e.g. /v1/sessions/{id}/navigate. */
-  path: string;
-  operationId: string;
-  summary: string;
-  body?: B;
-  response: z.ZodType;
-  /** Answers Server-Sent Events on request (header x-stream-response: true or body streamResponse: true). */
-  streams?: boolean;
-  /** False for the routes that reveal nothing: health and the API description. */
-  auth: boolean;
-  handle(call: RouteCall<z.infer<B>>): Promise<unknown> | unknown;
-}
-
-function route<B extends z.ZodType>(definition: Route<B>): Route {
-  return definition as unknown as Route;
-}
-
 let openApi: Record<string, unknown> | undefined;
 
 export const routes: Route[] = [
@@ -56,7 +27,7 @@ export const routes: Route[] = [
     summary: 'Liveness check.',
     response: HealthResponse,
     auth: false,
-    handle: () => ({ success: true, data: { status: 'ok', version: VERSION } }),
+    handle: () => ok({ status: 'ok', version: VERSION }),
   }),
   route({
     method: 'GET',
@@ -75,7 +46,7 @@ export const routes: Route[] = [
     body: StartSessionRequest,
     response: SessionResponse,
     auth: true,
-    handle: async ({ service, owner }) => ({ success: true, data: await service.startSession(owner) }),
+    handle: async ({ service, owner }) => ok(await service.startSession(owner)),
   }),
   route({
     method: 'GET',
@@ -84,7 +55,7 @@ export const routes: Route[] = [
     summary: "List the caller's open sessions.",
     response: SessionListResponse,
     auth: true,
-    handle: ({ service, owner }) => ({ success: true, data: { sessions: service.listSessions(owner) } }),
+    handle: ({ service, owner }) => ok({ sessions: service.listSessions(owner) }),
   }),
   route({
     method: 'GET',
@@ -93,7 +64,7 @@ export const routes: Route[] = [
     summary: 'A session: current URL, timestamps, expiry and recent page events.',
     response: SessionResponse,
     auth: true,
-    handle: ({ service, owner, params }) => ({ success: true, data: service.getSession(owner, params.id!) }),
+    handle: ({ service, owner, params }) => ok(service.getSession(owner, params.id!)),
   }),
   route({
     method: 'POST',
@@ -104,7 +75,7 @@ export const routes: Route[] = [
     response: NavigateResponse,
     streams: true,
     auth: true,
-    handle: async ({ service, owner, params, body, ctx }) => (await service.navigate(owner, params.id!, body, ctx)).result,
+    handle: async ({ service, owner, params, body, ctx }) => operationBody(await service.navigate(owner, params.id!, body, ctx)),
   }),
   route({
     method: 'POST',
@@ -118,8 +89,8 @@ export const routes: Route[] = [
     auth: true,
     handle: async ({ service, owner, params, body, ctx }) => {
       const { streamResponse: _stream, ...options } = body;
-      const { result } = await service.extract(owner, params.id!, options, ctx);
-      return { success: true, data: { result: result.result, actionId: randomUUID(), ...(result.usage ? { usage: result.usage } : {}) } };
+      const outcome = await service.extract(owner, params.id!, options, ctx);
+      return operationBody(outcome, extractionObject(outcome));
     },
   }),
   route({
@@ -133,7 +104,7 @@ export const routes: Route[] = [
     auth: true,
     handle: async ({ service, owner, params, body, ctx }) => {
       const { streamResponse: _stream, ...request } = body;
-      return { success: true, data: { result: (await service.agentExecute(owner, params.id!, request, ctx)).result } };
+      return operationBody(await service.agentExecute(owner, params.id!, request, ctx));
     },
   }),
   route({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AgentResult } from '../core/agent/schema.js';
-import { ExtractOptions, ExtractResult, Usage } from '../core/extract.js';
+import { ExtractOptions, ExtractResult } from '../core/extract.js';
+import { Usage } from '../core/usage.js';
 import { SessionInfoSchema } from '../core/sessions.js';
 
 /** The REST envelopes around the core's schemas; the core's request schemas are used as they are. */
@@ -34,7 +35,9 @@ export const ExtractResponse = z
   })
   .strict();
 
-export const AgentExecuteResponse = z.object({ success: z.literal(true), data: z.object({ result: AgentResult }).strict() }).strict();
+export const AgentExecuteResponse = z
+  .object({ success: z.literal(true), data: z.object({ result: AgentResult, actionId: z.string() }).strict() })
+  .strict();
 
 export const HealthResponse = z
   .object({ success: z.literal(true), data: z.object({ status: z.literal('ok'), version: z.string() }).strict() })

@@ -2,9 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
-import { ApiKeys, OPEN_OWNER } from './auth.js';
+import { parseInput } from '../core/validation.js';
+import { LOCAL_OWNER } from '../door.js';
+import { ApiKeys } from './auth.js';
 import { readJsonBody } from './body.js';
-import { invalidFields, sendError, sendJson, toHttpError } from './errors.js';
+import { sendError, sendJson, toHttpError } from './errors.js';
 import { allowedHostNames, checkHost, isLoopbackBind } from './hosts.js';
 import { McpEndpoint } from './mcp.js';
 import { matchRoute, type RouteMatch } from './routes.js';
@@ -64,7 +66,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
         if (allowed.length) throw methodNotAllowed(headers, allowed);
         throw new ServiceError('not_found', `No route ${method} ${pathname}. The API is described at /v1/openapi.json.`);
       }
-      const owner = match.route.auth ? keys.authenticate(req, { bearer: false }) : OPEN_OWNER;
+      const owner = match.route.auth ? keys.authenticate(req, { bearer: false }) : LOCAL_OWNER;
       await runRoute(service, match, owner, req, res);
     } catch (err) {
       const error = toHttpError(err, logger, { method, path: pathname });
@@ -121,12 +123,7 @@ async function runRoute(
   res: ServerResponse,
 ): Promise<void> {
   const raw = route.body ? await readJsonBody(req) : undefined;
-  let body: unknown;
-  if (route.body) {
-    const parsed = route.body.safeParse(raw ?? {});
-    if (!parsed.success) throw invalidFields(parsed.error, `body for ${route.operationId}`);
-    body = parsed.data;
-  }
+  const body: unknown = route.body ? parseInput(route.body, raw ?? {}, `body for ${route.operationId}`) : undefined;
   if (route.streams && wantsStream(req, raw)) {
     // Unknown sessions are answered 404 before the stream opens; once it is open, errors arrive as `error` events.
     const info = service.getSession(owner, params.id!);

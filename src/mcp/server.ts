@@ -10,11 +10,13 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { z } from 'zod';
-import { ServiceError, toServiceError } from '../core/errors.js';
+import { toServiceError } from '../core/errors.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { BrowserService } from '../core/service.js';
+import { invalidArgument, toJsonSchema } from '../core/validation.js';
 import { VERSION } from '../version.js';
+import { errorResult, toCallToolResult } from './result.js';
+import { samplingFallback } from './sampling.js';
 import type { ToolContext, ToolDefinition } from './tool.js';
 import { tools as defaultTools } from './tools/index.js';
 
@@ -48,6 +50,7 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
       owner: options.owner,
       signal: extra.signal,
       progress: progressSender(extra, request.params.arguments, sent),
+      modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
     });
     // Notifications are written asynchronously; a last one still in flight would reach the client after the result and be dropped.
     await Promise.all(sent);
@@ -58,18 +61,9 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
 
 async function callTool(tool: ToolDefinition, args: unknown, ctx: ToolContext): Promise<CallToolResult> {
   const parsed = tool.input.safeParse(args);
-  if (!parsed.success)
-    return errorResult(new ServiceError('invalid_argument', `Invalid arguments for ${tool.name}: ${formatIssues(parsed.error)}`));
+  if (!parsed.success) return errorResult(invalidArgument(parsed.error, `arguments for ${tool.name}`));
   try {
-    const output = await tool.run(parsed.data, ctx);
-    const meta: Record<string, unknown> = { ...output.meta };
-    if (output.pageEvents?.length) meta.pageEvents = output.pageEvents;
-    const notes = output.pageEvents?.map((event) => `Note: ${event.message}${event.url ? ` (${event.url})` : ''}`) ?? [];
-    return {
-      content: [{ type: 'text', text: [output.text ?? JSON.stringify(output.structured), ...notes].join('\n') }],
-      structuredContent: output.structured as Record<string, unknown>,
-      ...(Object.keys(meta).length ? { _meta: meta } : {}),
-    };
+    return toCallToolResult(await tool.run(parsed.data, ctx));
   } catch (err) {
     const error = toServiceError(err);
     if (error.code === 'internal') ctx.service.logger.error({ err, tool: tool.name }, 'tool failed');
@@ -77,28 +71,15 @@ async function callTool(tool: ToolDefinition, args: unknown, ctx: ToolContext): 
   }
 }
 
-function errorResult(error: ServiceError): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: `Error [${error.code}]: ${error.message}` }], _meta: { error: error.toJSON() } };
-}
-
-export function formatIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`).join('; ');
-}
-
 function describeTool(tool: ToolDefinition): Tool {
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: jsonSchemaOf(tool.input, 'input') as Tool['inputSchema'],
-    outputSchema: jsonSchemaOf(tool.output, 'output') as Tool['outputSchema'],
+    inputSchema: toJsonSchema(tool.input, 'input') as Tool['inputSchema'],
+    outputSchema: toJsonSchema(tool.output, 'output') as Tool['outputSchema'],
     annotations: { title: tool.title, ...tool.annotations },
   };
-}
-
-function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-  return json;
 }
 
 /** Progress goes out as notifications/progress when the client sent a progressToken, else as log messages when it asked for streaming. */

@@ -1,9 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { BrowserService } from '../core/service.js';
+import { LOCAL_OWNER } from '../door.js';
 import { createMcpServer } from './server.js';
-
-/** Owner of every session opened over stdio: the one local client. */
-export const LOCAL_OWNER = 'local';
 
 /** Serves MCP on stdin/stdout; `onClose` runs when the client closes stdin. */
 export async function serveStdio(service: BrowserService, options: { onClose: () => void }): Promise<void> {

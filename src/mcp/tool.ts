@@ -1,5 +1,6 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
+import type { ModelFallback } from '../core/llm/types.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { BrowserService } from '../core/service.js';
 import type { PageEvent } from '../core/sessions.js';
@@ -10,6 +11,8 @@ export interface ToolContext {
   owner: string;
   signal: AbortSignal;
   progress?: (event: ProgressEvent) => void;
+  /** The calling client's own model (MCP sampling) when the server has no key for the chosen one. */
+  modelFallback?: ModelFallback;
 }
 
 export interface ToolOutput<O> {

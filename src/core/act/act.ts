@@ -1,6 +1,6 @@
 import { ServiceError, isAbortError, throwIfAborted } from '../errors.js';
-import { UsageTotal } from '../extract.js';
-import { createLLMClient, resolveModel, type ModelDefaults } from '../llm/index.js';
+import { UsageTotal, type Usage } from '../usage.js';
+import { createModelClient, type ModelDefaults } from '../llm/index.js';
 import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
@@ -19,14 +19,19 @@ const AFTER_ACTION_SETTLE_MS = 3_000;
  * instruction, and answers what it changed on the page. `%name%` placeholders are filled from `variables` only for
  * the browser: the model, the result and the logs see the placeholder.
  */
-export async function act(session: Session, req: ActRequest, defaults: ModelDefaults, ctx: OperationContext = {}): Promise<ActResult> {
+export async function act(
+  session: Session,
+  req: ActRequest,
+  defaults: ModelDefaults,
+  ctx: OperationContext = {},
+): Promise<ActResult & { usage?: Usage }> {
   if ((req.action === undefined) === (req.instruction === undefined))
     throw new ServiceError('invalid_argument', 'Give exactly one of action ({ref, method, arguments}) or instruction.');
   const variables = new Variables(req.variables);
   let action: Action;
   let usage: UsageTotal | undefined;
   if (req.instruction !== undefined) {
-    const llm = createLLMClient(resolveModel(req.modelName, req.modelClientOptions, defaults));
+    const llm = createModelClient(req.modelName, req.modelClientOptions, { ...defaults, fallback: ctx.modelFallback });
     const snapshot = await takeSnapshot(session, { iframes: lastRead(session)?.iframes ?? true }, ctx);
     usage = new UsageTotal();
     action = await inferAction(llm, { instruction: req.instruction, snapshot, variables, signal: ctx.signal }, usage);

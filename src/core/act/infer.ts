@@ -1,5 +1,5 @@
 import { ServiceError, throwIfAborted } from '../errors.js';
-import type { UsageTotal } from '../extract.js';
+import type { UsageTotal } from '../usage.js';
 import type { ChatMessage, LLMClient } from '../llm/types.js';
 import type { PageSnapshot } from '../snapshot/index.js';
 import type { Variables } from '../variables.js';

@@ -1,5 +1,5 @@
-import { UsageTotal } from '../extract.js';
-import { createLLMClient, resolveModel, type ModelDefaults } from '../llm/index.js';
+import { UsageTotal, type Usage } from '../usage.js';
+import { createModelClient, type ModelDefaults } from '../llm/index.js';
 import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot, type ElementRef, type PageSnapshot } from '../snapshot/index.js';
@@ -21,8 +21,11 @@ export async function observe(
   req: ObserveRequest,
   defaults: ModelDefaults,
   ctx: OperationContext = {},
-): Promise<ObserveResult> {
-  const llm = req.instruction !== undefined ? createLLMClient(resolveModel(req.modelName, req.modelClientOptions, defaults)) : undefined;
+): Promise<ObserveResult & { usage?: Usage }> {
+  const llm =
+    req.instruction !== undefined
+      ? createModelClient(req.modelName, req.modelClientOptions, { ...defaults, fallback: ctx.modelFallback })
+      : undefined;
   const snapshot = await takeSnapshot(
     session,
     { selector: req.selector, iframes: req.iframes, domSettleTimeoutMs: req.domSettleTimeoutMs },

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { Usage } from '../extract.js';
 
 /**
  * What act can do. Element methods need a ref; press and scroll take one optionally; history and waiting act on the
@@ -149,7 +148,6 @@ export const ActResult = z.object({
     .describe('Lines of the page text added and removed since the last read (same document).'),
   pageText: z.string().optional().describe('The page text after the action, when it navigated or the page had not been read before.'),
   truncated: z.string().optional().describe('Says what was cut to stay within maxTokens.'),
-  usage: Usage.optional(),
 });
 export type ActResult = z.infer<typeof ActResult>;
 
@@ -173,7 +171,7 @@ export const ObservedAction = z.object({
 });
 export type ObservedAction = z.infer<typeof ObservedAction>;
 
-export const ObserveResult = z.object({ actions: z.array(ObservedAction), usage: Usage.optional() });
+export const ObserveResult = z.object({ actions: z.array(ObservedAction) });
 export type ObserveResult = z.infer<typeof ObserveResult>;
 
 export const ScreenshotRequest = z

@@ -28,7 +28,7 @@ interface Region {
 
 /** A screenshot of the viewport, the full page or one element (by ref), within SCREENSHOT_LIMITS. */
 export async function screenshot(session: Session, req: ScreenshotRequest = {}): Promise<Screenshot> {
-  const cdp = await pageSession(session.page, DEFAULT_CALL_TIMEOUT_MS);
+  const cdp = await pageSession(session.watched, DEFAULT_CALL_TIMEOUT_MS);
   const { region, clipped, beyondViewport } = await regionOf(session, cdp, req);
   let format = req.format ?? 'png';
   let quality = req.quality ?? DEFAULT_JPEG_QUALITY;

@@ -2,8 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ServiceError } from '../errors.js';
+import { cancelledError, ServiceError } from '../errors.js';
 import type { ToolSpec } from '../llm/types.js';
+import { nestedTooDeep, tooDeepMessage } from '../validation.js';
 import { VERSION } from '../../version.js';
 import type { AgentIntegration, IntegrationSpec } from './schema.js';
 
@@ -120,6 +121,12 @@ export class Integrations {
       for (const tool of listed) {
         const name = `${prefix}__${sanitize(tool.name)}`.slice(0, MAX_TOOL_NAME);
         if (reserved.has(name) || this.tools.has(name)) continue;
+        // Adapters walk tool schemas recursively: a server's schema gets the same depth bound as a caller's.
+        if (nestedTooDeep(tool.inputSchema))
+          throw new ServiceError(
+            'integration_error',
+            tooDeepMessage(`The input schema of ${tool.name} (MCP integration ${connection.label})`),
+          );
         const description = [tool.description ?? tool.title ?? tool.name, `(MCP integration ${connection.label})`].join(' ');
         this.tools.set(name, {
           spec: { name, description, inputSchema: tool.inputSchema as Record<string, unknown> },
@@ -159,7 +166,7 @@ async function openConnection(item: AgentIntegration, index: number, signal?: Ab
     return { client: streamable, owned: true, label };
   } catch (streamableError) {
     await streamable.close().catch(() => undefined);
-    if (signal?.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
+    if (signal?.aborted) throw cancelledError();
     const legacy = new Client({ name: 'browser-session-mcp-agent', version: VERSION });
     try {
       await legacy.connect(

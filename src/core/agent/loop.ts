@@ -1,8 +1,8 @@
 import { screenshot as takeScreenshot } from '../act/index.js';
 import type { ServiceConfig } from '../config.js';
-import { isAbortError, ServiceError, throwIfAborted } from '../errors.js';
-import { UsageTotal, type Usage } from '../extract.js';
-import { createLLMClient, DEFAULT_MODELS, parseModelName, resolveModel } from '../llm/index.js';
+import { cancelledError, isAbortError, ServiceError, throwIfAborted } from '../errors.js';
+import { UsageTotal, type Usage } from '../usage.js';
+import { createModelClient, DEFAULT_MODELS, parseModelName } from '../llm/index.js';
 import type { ChatResponse, LLMClient } from '../llm/types.js';
 import { sleep, type OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
@@ -36,30 +36,33 @@ interface StepTiming {
 
 type StopReason = 'done' | 'max_steps';
 
+/** What runAgent is given: the session, the agent's config and task, the service's dependencies, the door's context. */
+export interface AgentRequest {
+  session: Session;
+  config: AgentConfig;
+  options: AgentExecuteOptions;
+  deps: AgentDeps;
+  ctx?: OperationContext;
+}
+
 /** Runs the agent on a session until it calls done, spends maxSteps, is cancelled, or its model fails. */
-export async function runAgent(
-  session: Session,
-  config: AgentConfig,
-  options: AgentExecuteOptions,
-  deps: AgentDeps,
-  ctx: OperationContext = {},
-): Promise<AgentResult> {
+export async function runAgent({ session, config, options, deps, ctx = {} }: AgentRequest): Promise<AgentResult> {
   const started = performance.now();
   const signal = ctx.signal ?? new AbortController().signal;
   Toolbox.checkCustomTools(config.tools);
+  const wanted = modelName(config, deps.config.model);
   const llm =
     deps.llm ??
-    createLLMClient(
-      resolveModel(modelName(config, deps.config.model), config.options, {
-        model: deps.config.model,
-        env: deps.config.env,
-        provider: config.provider,
-      }),
-    );
+    createModelClient(wanted, config.options, {
+      model: deps.config.model,
+      env: deps.config.env,
+      provider: config.provider,
+      fallback: ctx.modelFallback,
+    });
   const integrations = await Integrations.connect(config.integrations, Toolbox.reservedNames(config.tools), signal);
   try {
     throwIfAborted(signal);
-    return await loop(session, config, options, deps, ctx, signal, llm, integrations, started);
+    return await loop({ session, config, options, deps, ctx, signal, llm, integrations, started, wanted });
   } finally {
     await integrations.close();
   }
@@ -78,17 +81,19 @@ function modelName(config: AgentConfig, serverDefault: string | undefined): stri
   return `${config.provider}/${DEFAULT_MODELS[config.provider]}`;
 }
 
-async function loop(
-  session: Session,
-  config: AgentConfig,
-  options: AgentExecuteOptions,
-  deps: AgentDeps,
-  ctx: OperationContext,
-  signal: AbortSignal,
-  llm: LLMClient,
-  integrations: Integrations,
-  started: number,
-): Promise<AgentResult> {
+/** One agent run once its model and integrations are resolved. */
+interface AgentRun extends Required<AgentRequest> {
+  signal: AbortSignal;
+  llm: LLMClient;
+  integrations: Integrations;
+  /** performance.now() when the run started. */
+  started: number;
+  /** The model the caller named, if any (a hint for sampling). */
+  wanted: string | undefined;
+}
+
+async function loop(run: AgentRun): Promise<AgentResult> {
+  const { session, config, options, deps, ctx, signal, llm, integrations, started, wanted } = run;
   const maxSteps = options.maxSteps ?? AGENT_DEFAULTS.maxSteps;
   const autoScreenshot = (options.autoScreenshot ?? AGENT_DEFAULTS.autoScreenshot) && llm.supportsImages;
   const waitBetweenActions = options.waitBetweenActions ?? AGENT_DEFAULTS.waitBetweenActions;
@@ -101,7 +106,9 @@ async function loop(
     config: deps.config,
     signal,
     variables,
-    extractModel: { modelName: `${llm.provider}/${llm.model}`, modelClientOptions: config.options },
+    // A sampling model has no provider name to ask for: extract resolves the same wanted model to the same fallback.
+    extractModel: { modelName: llm.provider === 'sampling' ? wanted : `${llm.provider}/${llm.model}`, modelClientOptions: config.options },
+    modelFallback: ctx.modelFallback,
     addUsage,
     requestScreenshot: () => (screenshotRequested = llm.supportsImages),
   };
@@ -217,8 +224,7 @@ async function think(llm: LLMClient, request: Parameters<LLMClient['chat']>[0]):
   try {
     return await llm.chat(request);
   } catch (err) {
-    if (request.signal?.aborted || isAbortError(err))
-      throw new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+    if (request.signal?.aborted || isAbortError(err)) throw cancelledError(err);
     if (err instanceof ServiceError) throw err;
     throw new ServiceError(
       'model_error',
@@ -242,7 +248,7 @@ async function observe(session: Session, options: ObserveOptions): Promise<PageS
   const page = session.page;
   const snapshot = await takeSnapshot(session, { iframes: true, domSettleTimeoutMs: STEP_DOM_SETTLE_MS }, { signal: options.signal }).catch(
     (err: unknown) => {
-      if (options.signal.aborted) throw new ServiceError('cancelled', 'The operation was cancelled by the client.');
+      if (options.signal.aborted) throw cancelledError();
       return { text: `(The page text could not be read: ${describeToolError(err)})`, url: page.url(), title: '' };
     },
   );

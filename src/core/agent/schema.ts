@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
-import { Usage } from '../extract.js';
+import { Usage } from '../usage.js';
 
 /** An MCP server the agent may use: its URL, or its URL with headers (e.g. Authorization). */
 export const Integration = z.union([

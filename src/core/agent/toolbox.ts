@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { isAbortError, ServiceError } from '../errors.js';
+import { cancelledError, isAbortError, ServiceError } from '../errors.js';
 import type { ToolCall, ToolSpec } from '../llm/types.js';
 import { withTimeout } from '../operation.js';
+import { checkDepth, parseInput, toJsonSchema } from '../validation.js';
 import { Integrations, sanitize } from './integrations.js';
 import type { AgentTool } from './schema.js';
 import { BROWSER_TOOLS, clip, describeToolError, type BrowserTool, type ToolEnv } from './tools.js';
@@ -29,8 +30,8 @@ export class Toolbox {
   ) {
     this.custom = new Map(Object.entries(custom ?? {}));
     this.specs = [
-      ...BROWSER_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: jsonSchema(tool.input) })),
-      ...[...this.custom].map(([name, tool]) => ({ name, description: tool.description, inputSchema: jsonSchema(tool.inputSchema) })),
+      ...BROWSER_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: toJsonSchema(tool.input) })),
+      ...[...this.custom].map(([name, tool]) => ({ name, description: tool.description, inputSchema: toJsonSchema(tool.inputSchema) })),
       ...integrations.specs,
     ];
   }
@@ -64,8 +65,7 @@ export class Toolbox {
         () => new ServiceError('timeout', `${call.name} did not finish within ${ACTION_GUARD_MS / 1000} s.`),
       );
     } catch (err) {
-      if (this.env.signal.aborted || isAbortError(err))
-        throw new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+      if (this.env.signal.aborted || isAbortError(err)) throw cancelledError(err);
       const error = this.env.variables.redact(describeToolError(err));
       return { text: error, error };
     }
@@ -74,15 +74,12 @@ export class Toolbox {
   private async dispatch(name: string, args: Record<string, unknown>): Promise<CallResult> {
     const browserTool = this.browser.get(name);
     if (browserTool) {
-      const parsed = browserTool.input.safeParse(args);
-      if (!parsed.success) throw new ServiceError('invalid_argument', `Invalid arguments for ${name}: ${formatIssues(parsed.error)}`);
-      return browserTool.run(parsed.data, this.env);
+      return browserTool.run(parseInput(browserTool.input, args, `arguments for ${name}`), this.env);
     }
     const customTool = this.custom.get(name);
     if (customTool) {
-      const parsed = customTool.inputSchema.safeParse(this.env.variables.substituteDeep(args));
-      if (!parsed.success) throw new ServiceError('invalid_argument', `Invalid arguments for ${name}: ${formatIssues(parsed.error)}`);
-      const output = await customTool.execute(parsed.data, { signal: this.env.signal });
+      const input = parseInput(customTool.inputSchema, this.env.variables.substituteDeep(args), `arguments for ${name}`);
+      const output = await customTool.execute(input, { signal: this.env.signal });
       return { text: clip(this.env.variables.redact(typeof output === 'string' ? output : (JSON.stringify(output) ?? 'OK'))) };
     }
     if (this.integrations.has(name)) {
@@ -103,14 +100,6 @@ function parseArguments(call: ToolCall): Record<string, unknown> {
     throw new ServiceError('invalid_argument', `The arguments of ${call.name} were not valid JSON; send a JSON object.`);
   if (typeof args !== 'object' || Array.isArray(args))
     throw new ServiceError('invalid_argument', `The arguments of ${call.name} must be a JSON object.`);
+  checkDepth(args, `The arguments of ${call.name}`);
   return args as Record<string, unknown>;
-}
-
-function formatIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`).join('; ');
-}
-
-function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return json;
 }

@@ -3,7 +3,9 @@ import { MAX_WAIT_MS, performAction, type Action } from '../act/index.js';
 import { z } from 'zod';
 import { DEFAULTS, type ServiceConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { extract, type Usage } from '../extract.js';
+import { extract } from '../extract.js';
+import type { ModelFallback } from '../llm/types.js';
+import type { Usage } from '../usage.js';
 import { navigate, type NavigatePolicy } from '../navigate.js';
 import type { Session } from '../sessions.js';
 import type { Variables } from '../variables.js';
@@ -19,6 +21,8 @@ export interface ToolEnv {
   variables: Variables;
   /** Model used by the extract tool: the agent's own. */
   extractModel: { modelName?: string; modelClientOptions?: Record<string, unknown> };
+  /** The door's model when the server has no key (MCP sampling), for the extract tool too. */
+  modelFallback?: ModelFallback;
   addUsage(usage: Usage): void;
   /** Asks the loop to attach a screenshot to the next page state. */
   requestScreenshot(): boolean;
@@ -49,13 +53,12 @@ export const BROWSER_TOOLS = [
     description: 'Open a URL in the current tab.',
     input: z.object({ url: z.string().min(1).describe('Absolute http(s) URL.') }).strict(),
     run: async ({ url }, env) => {
-      const response = await navigate(
+      const result = await navigate(
         env.session,
         { url: env.variables.substitute(url), options: { timeout: DEFAULTS.navigationTimeoutMs } },
         env.config,
         { signal: env.signal },
       );
-      const result = response.data.result;
       return { text: result ? `Opened ${result.url} (HTTP ${result.status}).` : `Opened ${env.session.page.url()}.` };
     },
   }),
@@ -154,6 +157,7 @@ export const BROWSER_TOOLS = [
     run: async (args, env) => {
       const outcome = await extract(env.session, { instruction: args.instruction, schema: args.schema, ...env.extractModel }, env.config, {
         signal: env.signal,
+        modelFallback: env.modelFallback,
       });
       if (outcome.usage) env.addUsage(outcome.usage);
       return { text: clip(env.variables.redact(JSON.stringify(outcome.result))) };

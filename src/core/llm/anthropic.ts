@@ -8,9 +8,9 @@ import type {
   TextBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import { ServiceError } from '../errors.js';
-import type { Usage } from '../extract.js';
+import type { Usage } from '../usage.js';
 import { toModelError } from './errors.js';
-import { DEFAULT_TIMEOUT_MS, schemaName } from './openai.js';
+import { DEFAULT_TIMEOUT_MS, schemaName } from './common.js';
 import type {
   ChatMessage,
   ChatRequest,

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { ServiceError } from '../errors.js';
+import { cancelledError, ServiceError } from '../errors.js';
 import type { Provider } from './types.js';
 
 /** What a provider SDK's error looks like from outside (both SDKs share this shape). */
@@ -33,7 +33,7 @@ export function toModelError(err: unknown, ctx: ModelErrorContext): ServiceError
     err instanceof Anthropic.APIUserAbortError ||
     e.name === 'AbortError'
   ) {
-    return new ServiceError('cancelled', 'The operation was cancelled by the client.', { cause: err });
+    return cancelledError(err);
   }
   if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof Anthropic.APIConnectionTimeoutError) {
     return new ServiceError(

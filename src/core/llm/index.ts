@@ -1,7 +1,7 @@
 import { ServiceError } from '../errors.js';
 import { AnthropicClient } from './anthropic.js';
 import { OpenAIClient } from './openai.js';
-import type { LLMClient, ModelSpec, Provider } from './types.js';
+import type { LLMClient, ModelFallback, ModelSpec, Provider } from './types.js';
 
 export type * from './types.js';
 
@@ -67,11 +67,12 @@ export function resolveModel(
       // OpenAI-compatible local servers (Ollama, vLLM, LM Studio) usually need no key, but the SDK insists on one.
       return { provider, model, apiKey: 'no-key', baseURL, organization, clientOptions };
     }
-    throw new ServiceError(
-      'model_not_configured',
+    throw new MissingKeyError(
+      { provider, model },
       keyMayLeave
         ? `No API key for the ${provider} model "${model}" at ${baseURL}: pass modelClientOptions.apiKey (the server's ${vars.key} is only sent to its configured endpoint).`
         : `No API key for the ${provider} model "${model}": set ${vars.key} in the server's environment or pass modelClientOptions.apiKey.`,
+      keyMayLeave,
     );
   }
   return {
@@ -86,6 +87,37 @@ export function resolveModel(
 
 export function createLLMClient(spec: ModelSpec): LLMClient {
   return spec.provider === 'openai' ? new OpenAIClient(spec) : new AnthropicClient(spec);
+}
+
+/** `model_not_configured` from resolveModel, with the model that was wanted (not part of the error body). */
+export class MissingKeyError extends ServiceError {
+  constructor(
+    readonly wanted: { provider: Provider; model: string },
+    message: string,
+    /** The caller chose the endpoint (modelClientOptions.baseURL): only its own key may go there. */
+    readonly customEndpoint: boolean,
+  ) {
+    super('model_not_configured', message);
+  }
+}
+
+/**
+ * The client for an operation's model: the provider's SDK when a key is configured (server or modelClientOptions),
+ * else the door's `fallback` (MCP sampling). A caller-chosen endpoint without its key is never handed to the fallback.
+ */
+export function createModelClient(
+  modelName: string | undefined,
+  options: Record<string, unknown> | undefined,
+  defaults: ModelDefaults & { fallback?: ModelFallback },
+): LLMClient {
+  let spec: ModelSpec;
+  try {
+    spec = resolveModel(modelName, options, defaults);
+  } catch (err) {
+    if (!(err instanceof MissingKeyError) || err.customEndpoint || !defaults.fallback) throw err;
+    return defaults.fallback({ ...err.wanted, named: Boolean(modelName ?? defaults.model), missingKey: err.message });
+  }
+  return createLLMClient(spec);
 }
 
 /** "provider/model" or a bare name recognised by its prefix. */

@@ -6,7 +6,8 @@ import type {
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import { ServiceError } from '../errors.js';
-import type { Usage } from '../extract.js';
+import type { Usage } from '../usage.js';
+import { DEFAULT_TIMEOUT_MS, schemaName } from './common.js';
 import { toModelError } from './errors.js';
 import { dropAddedNulls, toStrictSchema } from './strict-schema.js';
 import type {
@@ -19,8 +20,6 @@ import type {
   StructuredRequest,
   StructuredResponse,
 } from './types.js';
-
-export const DEFAULT_TIMEOUT_MS = 120_000;
 
 /** OpenAI Chat Completions (and any OpenAI-compatible server through baseURL). */
 export class OpenAIClient implements LLMClient {
@@ -212,9 +211,4 @@ function stringifyArguments(args: unknown): string {
 function stripFence(text: string): string {
   const match = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
   return match ? match[1]! : text;
-}
-
-/** Schema names must match ^[a-zA-Z0-9_-]{1,64}$. */
-export function schemaName(name: string): string {
-  return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || 'result';
 }

@@ -3,6 +3,8 @@
  * oneOf/allOf/not/if, few formats. This rewrites a schema into that subset (optional -> required but nullable), or
  * says it cannot. Dropped constraints are safe to drop: the caller validates the answer against the original schema.
  */
+import { nestedTooDeep } from '../validation.js';
+
 type Json = Record<string, unknown>;
 
 const STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
@@ -114,6 +116,8 @@ function allowNull(node: unknown): unknown {
  * means "absent", so it is removed.
  */
 export function dropAddedNulls(value: unknown, original: Json): unknown {
+  // Too deep to walk safely; the caller's validation refuses such an answer anyway.
+  if (nestedTooDeep(value)) return value;
   return walk(value, original, original);
 }
 

@@ -1,4 +1,4 @@
-import type { Usage } from '../extract.js';
+import type { Usage } from '../usage.js';
 
 /** The one model interface the core uses; openai.ts and anthropic.ts adapt the providers' SDKs to it. */
 export type Provider = 'openai' | 'anthropic';
@@ -68,9 +68,26 @@ export interface StructuredResponse {
 }
 
 export interface LLMClient {
-  readonly provider: Provider;
+  /** "sampling" when the calling MCP client's own model answers (see ModelFallback). */
+  readonly provider: Provider | 'sampling';
   readonly model: string;
   readonly supportsImages: boolean;
   chat(request: ChatRequest): Promise<ChatResponse>;
   generateObject(request: StructuredRequest): Promise<StructuredResponse>;
 }
+
+/** The model an operation asked for when the server had no key for it. */
+export interface WantedModel {
+  provider: Provider;
+  model: string;
+  /** False when nobody named a model and `model` is only the provider's default. */
+  named: boolean;
+  /** The model_not_configured message: which key is missing and how to pass one. */
+  missingKey: string;
+}
+
+/**
+ * A model a door offers when the server has no key for the chosen provider (MCP: the client's own model through
+ * sampling). Returns a client, or throws `model_not_configured` saying every way out.
+ */
+export type ModelFallback = (wanted: WantedModel) => LLMClient;

@@ -1,7 +1,7 @@
-import type { CDPSession, Frame, Page } from 'playwright-core';
+import type { CDPSession, Frame } from 'playwright-core';
 import { ServiceError } from '../errors.js';
 import { withTimeout } from '../operation.js';
-import { whenCrashed } from '../sessions.js';
+import type { WatchedPage } from '../sessions.js';
 
 /** Longest any single browser call of the page text may take; a page stuck in a script loop never answers. */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
@@ -12,7 +12,7 @@ export class Cdp {
     readonly session: CDPSession,
     private readonly timeoutMs: number,
     /** The page's crash: a crashed renderer never answers, so calls fail with page_crashed at once instead. */
-    private readonly crash: Promise<never>,
+    readonly crash: Promise<never>,
     /** Set for frames that share their parent's renderer: CDP addresses them by frame id. */
     readonly frameId?: string,
   ) {}
@@ -38,19 +38,9 @@ export function bounded<T>(promise: Promise<T>, ms: number, what: string): Promi
   );
 }
 
-const pageSessions = new WeakMap<Page, Promise<CDPSession>>();
-
-/** The page's own CDP session, opened once per page and reused. */
-export function pageSession(page: Page, timeoutMs: number): Promise<Cdp> {
-  let session = pageSessions.get(page);
-  if (!session) {
-    session = page.context().newCDPSession(page);
-    session.catch(() => pageSessions.delete(page));
-    pageSessions.set(page, session);
-  }
-  return bounded(Promise.race([session, whenCrashed(page)]), timeoutMs, 'opening a CDP session').then(
-    (s) => new Cdp(s, timeoutMs, whenCrashed(page)),
-  );
+/** The page's own CDP session (opened when the session started watching the page), with calls bounded by `timeoutMs`. */
+export function pageSession(page: WatchedPage, timeoutMs: number): Promise<Cdp> {
+  return bounded(Promise.race([page.cdp(), page.crash]), timeoutMs, 'opening a CDP session').then((s) => new Cdp(s, timeoutMs, page.crash));
 }
 
 /**
@@ -65,10 +55,10 @@ export async function frameSession(
 ): Promise<{ cdp: Cdp; detach?: () => Promise<void> }> {
   try {
     const session = await bounded(frame.page().context().newCDPSession(frame), timeoutMs, 'opening a frame CDP session');
-    return { cdp: new Cdp(session, timeoutMs, whenCrashed(frame.page())), detach: () => session.detach().catch(() => undefined) };
+    return { cdp: new Cdp(session, timeoutMs, parent.crash), detach: () => session.detach().catch(() => undefined) };
   } catch (err) {
     if (err instanceof ServiceError) throw err;
     // Playwright refuses frames that live in their parent's process: those are read through the parent's session.
-    return { cdp: new Cdp(parent.session, timeoutMs, whenCrashed(frame.page()), cdpFrameId) };
+    return { cdp: new Cdp(parent.session, timeoutMs, parent.crash, cdpFrameId) };
   }
 }

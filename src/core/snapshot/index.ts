@@ -2,26 +2,19 @@ import type { Locator } from 'playwright-core';
 import { DEFAULTS } from '../config.js';
 import { ServiceError, throwIfAborted } from '../errors.js';
 import type { OperationContext } from '../operation.js';
-import { watchSessionPages, type Session } from '../sessions.js';
+import type { Session } from '../sessions.js';
 import { fetchAXTree, name } from './ax.js';
 import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from './cdp.js';
 import { readHiddenText } from './hidden.js';
 import { rememberRead } from './last-read.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
-import { REFS_KEY, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
+import { REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer, type FrameSlot } from './render.js';
 import { resolveScope, scopeRoots } from './scope.js';
-import { waitForSettledDom, watchPage } from './settle.js';
+import { waitForSettledDom } from './settle.js';
+import type { ElementRef } from './types.js';
 
-/** An interactive element the page text gave a ref to, e.g. "0-41" (frame 0, DOM node 41). */
-export interface ElementRef {
-  ref: string;
-  frameId: string;
-  role: string;
-  name: string;
-  /** Absolute href for links. */
-  href?: string;
-}
+export type { ElementRef } from './types.js';
 
 export interface PageSnapshot {
   /** Compact accessibility-tree text, one line per meaningful node, refs in [brackets]. */
@@ -40,9 +33,6 @@ export interface SnapshotOptions {
   callTimeoutMs?: number;
 }
 
-// Network and DOM-change tracking must start with the page, before the first navigation.
-watchSessionPages((_session, page) => watchPage(page));
-
 /** Reads the page as text with element refs; the refs stay resolvable on the session until the next snapshot. */
 export async function takeSnapshot(session: Session, options: SnapshotOptions = {}, ctx: OperationContext = {}): Promise<PageSnapshot> {
   try {
@@ -60,7 +50,7 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   await waitForSettledDom(session, options.domSettleTimeoutMs ?? DEFAULTS.domSettleTimeoutMs, callTimeoutMs, ctx.signal);
   throwIfAborted(ctx.signal);
   const page = session.page;
-  const cdp = await pageSession(page, callTimeoutMs);
+  const cdp = await pageSession(session.watched, callTimeoutMs);
   if (options.iframes) await stampFrames(session, callTimeoutMs);
   const scope = options.selector !== undefined ? await resolveScope(cdp, options.selector) : undefined;
   const tree = await fetchAXTree(cdp);
@@ -77,7 +67,7 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   for (const { frameId, refs } of frames) {
     for (const [ref, found] of refs) targets.set(ref, { ref, frameId, ...found });
   }
-  session.state.set(REFS_KEY, targets);
+  session.state.set(REFS, targets);
   // The root web area's name is the document title: no extra round trip.
   const title = name(tree.root);
   const refs = new Map<string, ElementRef>();

@@ -1,6 +1,6 @@
-import type { Session } from '../sessions.js';
+import { stateKey, type Session } from '../sessions.js';
 
-/** The newest whole-page text read on a session: what act compares the page with after an action. */
+/** The newest whole-page text read on a page: what act compares the page with after an action. */
 export interface LastRead {
   text: string;
   url: string;
@@ -9,13 +9,13 @@ export interface LastRead {
   iframes: boolean;
 }
 
-// Kept beside the session rather than on it until sessions get typed per-feature state.
-const reads = new WeakMap<Session, LastRead>();
+// Per page: a tab selected later, or a page replaced after a crash, has its own (or no) earlier read.
+const LAST_READ = stateKey<{ read?: LastRead }>('snapshot.lastRead', () => ({}));
 
 export function rememberRead(session: Session, read: LastRead): void {
-  reads.set(session, read);
+  session.watched.state.get(LAST_READ).read = read;
 }
 
 export function lastRead(session: Session): LastRead | undefined {
-  return reads.get(session);
+  return session.watched.state.get(LAST_READ).read;
 }

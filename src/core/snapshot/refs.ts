@@ -1,21 +1,21 @@
 import { selectors, type Frame, type Locator } from 'playwright-core';
 import { ServiceError } from '../errors.js';
-import type { Session } from '../sessions.js';
+import { stateKey, type Session } from '../sessions.js';
 import { DEFAULT_CALL_TIMEOUT_MS, frameSession, pageSession, type Cdp } from './cdp.js';
 import type { AXTree } from './ax.js';
-import type { ElementRef } from './index.js';
+import type { ElementRef } from './types.js';
 import { RefNumbers } from './render.js';
 
-export const REFS_KEY = 'snapshot.refs';
+/** The refs of the session's latest page text; replaced by every read. */
+export const REFS = stateKey('snapshot.refs', () => new Map<string, RefTarget>());
+/** Each frame's ref numbering, by frame id. */
+const NUMBERS = stateKey('snapshot.refNumbers', () => new Map<string, RefNumbers>());
 const ENGINE = 'bsm-ref';
 const PAGE_REFS_KEY = 'bsm.refs';
 
-const NUMBERS_KEY = 'snapshot.refNumbers';
-
 /** The frame's ref numbering, kept on the session while its document stays; a new document gets a fresh one. */
 export function refNumbers(session: Session, frameId: string, tree: AXTree): RefNumbers {
-  let all = session.state.get(NUMBERS_KEY) as Map<string, RefNumbers> | undefined;
-  if (!all) session.state.set(NUMBERS_KEY, (all = new Map()));
+  const all = session.state.get(NUMBERS);
   const document = tree.root.backendDOMNodeId;
   let numbers = all.get(frameId);
   if (!numbers || document === undefined || numbers.document !== document) all.set(frameId, (numbers = new RefNumbers(document)));
@@ -51,7 +51,7 @@ function registerEngine(): Promise<void> {
 
 /** The element a ref of the latest snapshot stands for, without touching the page; undefined when the ref is unknown. */
 export function refTarget(session: Session, ref: string): ElementRef | undefined {
-  const target = (session.state.get(REFS_KEY) as Map<string, RefTarget> | undefined)?.get(ref.trim().replace(/^\[|\]$/g, ''));
+  const target = session.state.get(REFS).get(ref.trim().replace(/^\[|\]$/g, ''));
   if (!target) return undefined;
   const { backendNodeId: _unused, ...element } = target;
   return element;
@@ -61,8 +61,7 @@ export function refTarget(session: Session, ref: string): ElementRef | undefined
 export async function resolveRefLocator(session: Session, ref: string): Promise<Locator> {
   await registerEngine();
   const cleaned = ref.trim().replace(/^\[|\]$/g, '');
-  const refs = session.state.get(REFS_KEY) as Map<string, RefTarget> | undefined;
-  const target = refs?.get(cleaned);
+  const target = session.state.get(REFS).get(cleaned);
   if (!target) {
     throw new ServiceError(
       'ref_not_found',
@@ -119,7 +118,7 @@ function liveFrame(session: Session, target: RefTarget, ref: string): Frame {
 }
 
 async function cdpFor(session: Session, frame: Frame): Promise<{ cdp: Cdp; detach?: () => Promise<void> }> {
-  const main = await pageSession(session.page, DEFAULT_CALL_TIMEOUT_MS);
+  const main = await pageSession(session.watched, DEFAULT_CALL_TIMEOUT_MS);
   if (frame === session.page.mainFrame()) return { cdp: main };
   // Same-process frames share the page session, where backend node ids are unique too.
   return frameSession(frame, main, '', DEFAULT_CALL_TIMEOUT_MS).then((found) => (found.detach ? found : { cdp: main }));

@@ -1,6 +1,6 @@
 import type { Page, Request } from 'playwright-core';
 import { sleep } from '../operation.js';
-import type { Session } from '../sessions.js';
+import { stateKey, type Session, type WatchedPage } from '../sessions.js';
 import { bounded } from './cdp.js';
 
 /**
@@ -111,14 +111,25 @@ interface LastRead {
   events: number;
 }
 
-const trackers = new WeakMap<Page, NetworkTracker>();
-const lastReads = new WeakMap<Page, LastRead>();
+/** A page's settle state: its network activity, and what the page looked like at the last read. */
+interface SettleState {
+  tracker?: NetworkTracker;
+  lastRead?: LastRead;
+}
+const SETTLE = stateKey<SettleState>('snapshot.settle', () => ({}));
 
-/** Starts watching a page; called for every page of every session from its creation. */
-export function watchPage(page: Page): void {
-  if (trackers.has(page)) return;
-  trackers.set(page, new NetworkTracker(page));
-  page.addInitScript(INSTALL_OBSERVER).catch(() => undefined);
+/** The page watcher of the settle policy: network and DOM-change tracking must start with the page, before its first navigation. */
+export function watchSettle(watched: WatchedPage): void {
+  trackerOf(watched);
+}
+
+function trackerOf(watched: WatchedPage): NetworkTracker {
+  const state = watched.state.get(SETTLE);
+  if (!state.tracker) {
+    state.tracker = new NetworkTracker(watched.page);
+    watched.page.addInitScript(INSTALL_OBSERVER).catch(() => undefined);
+  }
+  return state.tracker;
 }
 
 /** Milliseconds still to wait before reading, 0 when the page counts as settled (the policy at the top of this file). */
@@ -141,9 +152,11 @@ export function settleDelay(
  * then returns either way, because a page that never settles is still read as it is.
  */
 export async function waitForSettledDom(session: Session, timeoutMs: number, callTimeoutMs: number, signal?: AbortSignal): Promise<void> {
-  const page = session.page;
-  watchPage(page);
-  const tracker = trackers.get(page)!;
+  const watched = session.watched;
+  const page = watched.page;
+  // A session whose registry has no settle watcher (a bare test setup) starts tracking at its first read.
+  const tracker = trackerOf(watched);
+  const state = watched.state.get(SETTLE);
   const deadline = Date.now() + timeoutMs;
   while (true) {
     const remaining = deadline - Date.now();
@@ -156,10 +169,10 @@ export async function waitForSettledDom(session: Session, timeoutMs: number, cal
       return;
     }
     const network = { busy: tracker.busy(), lastActivity: tracker.lastActivity, lastStart: tracker.lastStart, events: tracker.events };
-    const delay = settleDelay(probe, network, lastReads.get(page));
+    const delay = settleDelay(probe, network, state.lastRead);
     if (delay === 0) {
       // The read that follows starts from this state; any change after it makes the next read wait again.
-      lastReads.set(page, { origin: probe.origin, count: probe.count, events: network.events });
+      state.lastRead = { origin: probe.origin, count: probe.count, events: network.events };
       return;
     }
     await sleep(Math.min(delay, POLL_MS, Math.max(0, deadline - Date.now())), signal);

@@ -1,25 +1,39 @@
 import { z } from 'zod';
 import { ExtractOptions, ExtractResult } from '../../core/extract.js';
+import { extractionObject } from '../../door.js';
+import { operationOutput } from '../result.js';
 import { defineTool } from '../tool.js';
 
 export const extractTool = defineTool({
   name: 'extract',
   title: 'Read or extract data from the page',
   description:
-    'Read the current page of a session. With no instruction and no schema: returns {pageText}, the page as compact accessibility-tree text where links, buttons and fields carry refs like [0-12] (no model call; use this to look at a page). With instruction only: a model answers it from the page, returning {extraction: string}. With schema (a JSON Schema; an instruction helps): returns an object valid against it; fields with format "uri"/"url" are filled with the real hrefs of links on the page, never invented ones; a non-object schema comes back as {value}. selector (XPath) limits the read to one part of the page; iframes: true includes frame content. modelName/modelClientOptions pick the model (default: the server\'s). Token usage is in _meta.usage.',
+    'Read the current page of a session. ' +
+    'With no instruction and no schema: returns {pageText}, ' +
+    'the page as compact accessibility-tree text where links, ' +
+    'buttons and fields carry refs like [0-12] (no model call; use this to look at a page). ' +
+    'With instruction only: a model answers it from the page, returning {extraction: string}. ' +
+    'With schema (a JSON Schema; an instruction helps): returns an object valid against it; ' +
+    'fields with format "uri"/"url" are filled with the real hrefs of links on the page, never invented ones; ' +
+    'a non-object schema comes back as {value}. selector (XPath) limits the read to one part of the page; iframes: ' +
+    "true includes frame content. modelName/modelClientOptions pick the model (default: the server's). " +
+    'Token usage is in _meta.usage, the id of the call in _meta.actionId.',
   input: ExtractOptions.extend({ sessionId: z.string().min(1).describe('Id from session_start.') }).strict(),
   output: ExtractResult,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   run: async ({ sessionId, ...options }, ctx) => {
-    const { result, pageEvents } = await ctx.service.extract(ctx.owner, sessionId, options, ctx);
-    const only = Object.keys(result.result);
-    // The two text forms read best as plain text; structured results as JSON.
-    const text =
-      only.length === 1 && typeof result.result.pageText === 'string'
-        ? result.result.pageText
-        : only.length === 1 && typeof result.result.extraction === 'string'
-          ? result.result.extraction
-          : undefined;
-    return { structured: result.result, text, pageEvents, meta: result.usage ? { usage: result.usage } : undefined };
+    const outcome = await ctx.service.extract(ctx.owner, sessionId, options, ctx);
+    return operationOutput(outcome, () => {
+      const structured = extractionObject(outcome);
+      // The two text forms read best as plain text; structured results as JSON.
+      const only = Object.keys(structured);
+      const text =
+        only.length === 1 && typeof structured.pageText === 'string'
+          ? structured.pageText
+          : only.length === 1 && typeof structured.extraction === 'string'
+            ? structured.extraction
+            : undefined;
+      return { structured, text };
+    });
   },
 });

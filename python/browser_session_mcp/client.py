@@ -1,0 +1,86 @@
+"""The client: where the service is, with which key, and the sessions it started."""
+
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Set
+from urllib.parse import quote
+
+from ._transport import Transport
+from .errors import ServiceError
+from .session import Session
+from .types import SessionInfo
+
+DEFAULT_TIMEOUT = 300.0
+
+
+class Client:
+    """A client of the browser-session-mcp REST API.
+
+    ``base_url`` defaults to ``SVC_BASE_URL`` and ``api_key`` to ``SVC_API_KEY`` (sent as ``x-svc-api-key``).
+    ``timeout`` is how many seconds to wait for the server without receiving anything (an agent run that streams
+    keeps it alive). ``close()``, or leaving a ``with Client(...)`` block, ends the sessions this client started.
+    """
+
+    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        base = base_url or os.environ.get("SVC_BASE_URL")
+        if not base:
+            raise ValueError("No service address: pass base_url (e.g. http://127.0.0.1:8931) or set SVC_BASE_URL.")
+        key = api_key if api_key is not None else os.environ.get("SVC_API_KEY") or None
+        self._transport = Transport(base, key, timeout)
+        self._open: Set[str] = set()
+        #: Start, list and look up sessions.
+        self.sessions = Sessions(self._transport, self._open)
+
+    @property
+    def base_url(self) -> str:
+        return self._transport.base_url
+
+    def close(self) -> None:
+        """Ends every session this client started that is still open (sessions already gone are skipped)."""
+        errors: List[ServiceError] = []
+        for session_id in list(self._open):
+            try:
+                self._transport.request("POST", f"/v1/sessions/{quote(session_id, safe='')}/end")
+            except ServiceError as err:
+                if err.code not in ("session_not_found", "session_closed"):
+                    errors.append(err)
+            self._open.discard(session_id)
+        if errors:
+            raise errors[0]
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client(base_url={self.base_url!r})"
+
+
+class Sessions:
+    """``client.sessions``: start a session, list the caller's sessions, get one by id."""
+
+    def __init__(self, transport: Transport, open_ids: Set[str]) -> None:
+        self._transport = transport
+        self._open = open_ids
+
+    def start(self) -> Session:
+        """Starts an isolated browser session at about:blank. Use it as a context manager to end it."""
+        info = SessionInfo.from_json(self._transport.request("POST", "/v1/sessions/start", {})["data"])
+        self._open.add(info.id)
+        return Session(self._transport, info, on_end=self._open.discard)
+
+    def list(self) -> List[Session]:
+        """The open sessions of this API key."""
+        sessions = self._transport.request("GET", "/v1/sessions")["data"]["sessions"]
+        return [self._wrap(SessionInfo.from_json(raw)) for raw in sessions]
+
+    def get(self, session_id: str) -> Session:
+        """A session by id; raises ``ServiceError`` ``session_not_found`` (404) when it does not exist for this key."""
+        info = SessionInfo.from_json(self._transport.request("GET", f"/v1/sessions/{quote(session_id, safe='')}")["data"])
+        return self._wrap(info)
+
+    def _wrap(self, info: SessionInfo) -> Session:
+        return Session(self._transport, info, on_end=self._open.discard)

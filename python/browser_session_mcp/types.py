@@ -1,0 +1,203 @@
+"""Typed results, in the service interface's field names (snake_case where the interface writes camelCase)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional
+
+
+def _get(raw: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    value = raw.get(key, default)
+    return default if value is None else value
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token and timing metrics of the model calls of one operation (interface 2.8)."""
+
+    input_tokens: int
+    output_tokens: int
+    inference_time_ms: float
+    reasoning_tokens: Optional[int] = None
+    cached_input_tokens: Optional[int] = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "Usage":
+        return cls(
+            input_tokens=raw["input_tokens"],
+            output_tokens=raw["output_tokens"],
+            inference_time_ms=raw["inference_time_ms"],
+            reasoning_tokens=raw.get("reasoning_tokens"),
+            cached_input_tokens=raw.get("cached_input_tokens"),
+        )
+
+
+@dataclass(frozen=True)
+class FrameInfo:
+    """A frame of the session's page; ``frame_id`` is what ``navigate(frame_id=...)`` takes."""
+
+    frame_id: str
+    url: str
+    name: str
+    parent_frame_id: Optional[str]
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "FrameInfo":
+        return cls(frame_id=raw["frameId"], url=raw["url"], name=raw.get("name", ""), parent_frame_id=raw.get("parentFrameId"))
+
+
+@dataclass(frozen=True)
+class PageEvent:
+    """Something the page did that the session handled by policy: a dialog, popup, download, crash or hang."""
+
+    seq: int
+    type: str
+    message: str
+    at: str
+    url: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "PageEvent":
+        return cls(seq=raw["seq"], type=raw["type"], message=raw["message"], at=raw["at"], url=raw.get("url"))
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A session as the server describes it (``GET /v1/sessions/{id}``)."""
+
+    id: str
+    main_frame_id: str
+    url: str
+    frames: List[FrameInfo]
+    created_at: str
+    last_used_at: str
+    expires_at: str
+    recent_events: List[PageEvent]
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "SessionInfo":
+        return cls(
+            id=raw["id"],
+            main_frame_id=raw["mainFrameId"],
+            url=raw["url"],
+            frames=[FrameInfo.from_json(f) for f in _get(raw, "frames", [])],
+            created_at=raw["createdAt"],
+            last_used_at=raw["lastUsedAt"],
+            expires_at=raw["expiresAt"],
+            recent_events=[PageEvent.from_json(e) for e in _get(raw, "recentEvents", [])],
+        )
+
+
+@dataclass(frozen=True)
+class NavigationResponse:
+    """The browser's response to a navigation; a 404 page is a successful navigation with ``status`` 404."""
+
+    url: str
+    status: int
+    status_text: str
+    ok: bool
+    headers: Dict[str, str]
+    redirect_chain: List[str]
+    from_service_worker: bool
+    server_addr: Optional[Dict[str, Any]]
+    frame_id: str
+    timing: Optional[Dict[str, float]] = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "NavigationResponse":
+        return cls(
+            url=raw["url"],
+            status=raw["status"],
+            status_text=raw.get("statusText", ""),
+            ok=raw["ok"],
+            headers=dict(_get(raw, "headers", {})),
+            redirect_chain=list(_get(raw, "redirectChain", [])),
+            from_service_worker=bool(raw.get("fromServiceWorker", False)),
+            server_addr=raw.get("serverAddr"),
+            frame_id=raw.get("frameId", ""),
+            timing=raw.get("timing"),
+        )
+
+
+@dataclass(frozen=True)
+class NavigateResultOutput:
+    """``data`` of NavigateResponse (2.5): ``result`` is None for a same-document navigation or about:blank."""
+
+    result: Optional[NavigationResponse]
+    action_id: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class NavigateResponse:
+    """Answer of ``navigate`` (2.4)."""
+
+    success: bool
+    data: NavigateResultOutput
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "NavigateResponse":
+        data = raw["data"]
+        result = data.get("result")
+        return cls(
+            success=raw["success"],
+            data=NavigateResultOutput(
+                result=None if result is None else NavigationResponse.from_json(result), action_id=data.get("actionId")
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class AgentAction:
+    """One action of an agent run: the tool used, its arguments as the model gave them, and how it went."""
+
+    type: str
+    arguments: Dict[str, Any] = field(default_factory=dict)
+    reasoning: Optional[str] = None
+    page_url: Optional[str] = None
+    time_ms: Optional[float] = None
+    error: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "AgentAction":
+        return cls(
+            type=raw["type"],
+            arguments=dict(_get(raw, "arguments", {})),
+            reasoning=raw.get("reasoning"),
+            page_url=raw.get("pageUrl"),
+            time_ms=raw.get("timeMs"),
+            error=raw.get("error"),
+        )
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """Outcome of ``agent.execute`` (2.8). ``completed``: the agent called done; ``success``: its verdict."""
+
+    success: bool
+    message: str
+    actions: List[AgentAction]
+    completed: bool
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    usage: Optional[Usage] = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "AgentResult":
+        usage = raw.get("usage")
+        return cls(
+            success=raw["success"],
+            message=raw["message"],
+            actions=[AgentAction.from_json(a) for a in _get(raw, "actions", [])],
+            completed=raw["completed"],
+            metadata=dict(_get(raw, "metadata", {})),
+            usage=None if usage is None else Usage.from_json(usage),
+        )
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One Server-Sent Event of a streamed operation: ``starting``, ``connected``, ``log``, then ``finished`` or
+    ``error``. ``data`` is the parsed JSON: for ``finished`` the body the plain call answers, for ``error`` the error
+    body ``{"success": False, "error": {"code", "message"}}``."""
+
+    event: str
+    data: Any

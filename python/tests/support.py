@@ -1,0 +1,55 @@
+"""What the tests share: the server's address and keys from the environment, and the fake model server's control."""
+
+import json
+import os
+import unittest
+import urllib.request
+from typing import Any, Dict, List
+
+from browser_session_mcp import Client
+
+NEEDS_SERVER = "needs the test server: run `npx vitest run test/python-client.test.ts` from the repository root"
+HAVE_SERVER = bool(os.environ.get("SVC_BASE_URL") and os.environ.get("FAKE_LLM_CONTROL"))
+SITE_URL = os.environ.get("SITE_URL", "")
+OTHER_KEY = os.environ.get("SVC_OTHER_API_KEY", "")
+
+
+def site(path: str) -> str:
+    return SITE_URL + path
+
+
+def _control(method: str, path: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    request = urllib.request.Request(
+        os.environ["FAKE_LLM_CONTROL"] + path, data=data, method=method, headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read().decode("utf-8"))
+
+
+def script_model(*replies: Dict[str, Any]) -> None:
+    """Queues the fake model's next replies (the FakeReply shapes of test/fixtures/fake-llm.ts)."""
+    _control("POST", "/enqueue", list(replies))
+
+
+def model_requests() -> List[Dict[str, Any]]:
+    """What the fake model received since the last reset: ``{provider, path, authorization, body}`` each."""
+    return _control("GET", "/requests")
+
+
+@unittest.skipUnless(HAVE_SERVER, NEEDS_SERVER)
+class ServerTestCase(unittest.TestCase):
+    """A test against the real server; the fake model starts each test with no scripted reply and no requests."""
+
+    client: Client
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.client = Client()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.client.close()
+
+    def setUp(self) -> None:
+        _control("POST", "/reset")

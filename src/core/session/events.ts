@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/** Something a hostile or busy page did that the session handled by policy. */
+export interface PageEvent {
+  seq: number;
+  type: 'dialog' | 'popup' | 'crash' | 'download' | 'unresponsive';
+  message: string;
+  url?: string;
+  at: string;
+}
+
+export const PageEventSchema = z.object({
+  seq: z.number(),
+  type: z.enum(['dialog', 'popup', 'crash', 'download', 'unresponsive']),
+  message: z.string(),
+  url: z.string().optional(),
+  at: z.string(),
+});
+
+const MAX_EVENTS = 50;
+
+/** A session's recent page events, numbered, with a cursor for the ones no operation has reported yet. */
+export class EventLog {
+  private readonly recent: PageEvent[] = [];
+  private seq = 0;
+  private reportedSeq = 0;
+
+  /** The kept events, oldest first (at most MAX_EVENTS). */
+  get all(): readonly PageEvent[] {
+    return this.recent;
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  record(event: Omit<PageEvent, 'seq' | 'at'>): void {
+    this.recent.push({ ...event, seq: ++this.seq, at: new Date().toISOString() });
+    if (this.recent.length > MAX_EVENTS) this.recent.shift();
+  }
+
+  /** Events recorded after `seq`, for reporting what happened during one operation. */
+  since(seq: number): PageEvent[] {
+    return this.recent.filter((event) => event.seq > seq);
+  }
+
+  /** Events no operation has reported yet; a popup, for one, surfaces only after the page that opened it has loaded. */
+  takeUnreported(): PageEvent[] {
+    const events = this.since(this.reportedSeq);
+    this.reportedSeq = this.seq;
+    return events;
+  }
+}

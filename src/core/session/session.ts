@@ -1,0 +1,164 @@
+import type { BrowserContext, Frame, Page } from 'playwright-core';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { ServiceError } from '../errors.js';
+import { withTimeout } from '../operation.js';
+import { EventLog, PageEventSchema, type PageEvent } from './events.js';
+import { FrameRegistry } from './frames.js';
+import type { PageWatcher, WatchedPage } from './page.js';
+import { SessionPages } from './pages.js';
+import { closePopup } from './policy.js';
+import { OperationQueue } from './queue.js';
+import { FeatureState } from './state.js';
+
+export const FrameInfoSchema = z.object({
+  frameId: z.string().describe('Pass as frameId to navigate to load a URL in this frame.'),
+  url: z.string(),
+  name: z.string().describe('The frame\'s name attribute, "" when unnamed.'),
+  parentFrameId: z.string().nullable().describe('null for the main frame.'),
+});
+
+export const SessionInfoSchema = z.object({
+  id: z.string().describe('Session id; pass it to every other operation.'),
+  mainFrameId: z.string().describe('Frame id of the top-level frame.'),
+  url: z.string().describe('Current URL of the page.'),
+  frames: z.array(FrameInfoSchema).describe('Every frame of the page, main frame first.'),
+  createdAt: z.string(),
+  lastUsedAt: z.string(),
+  expiresAt: z.string().describe('When the session ends if it stays idle.'),
+  recentEvents: z.array(PageEventSchema).describe('Dialogs, popups and crashes the session handled, newest last.'),
+});
+export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+
+const CLOSE_TIMEOUT_MS = 10_000;
+
+export interface SessionOptions {
+  id: string;
+  owner: string;
+  context: BrowserContext;
+  page: Page;
+  logger: Logger;
+  /** Called for every page the session keeps, from its creation on. */
+  watchers: readonly PageWatcher[];
+}
+
+/** One isolated browser session: a BrowserContext and its page, owned by one caller, with its operations in one queue. */
+export class Session {
+  readonly id: string;
+  readonly owner: string;
+  readonly context: BrowserContext;
+  readonly createdAt = new Date();
+  lastUsedAt = new Date();
+  /** Set once the session can no longer be used; the message says why. */
+  closedReason: string | undefined;
+  /** What the pages did that the session handled by policy (dialogs, popups, crashes...). */
+  readonly log = new EventLog();
+  readonly frames = new FrameRegistry();
+  /** Per-feature state that outlives a page (a page's own state is on `watched.state`). */
+  readonly state = new FeatureState();
+  readonly pages: SessionPages;
+  private readonly queue = new OperationQueue();
+  private readonly logger: Logger;
+
+  constructor(options: SessionOptions) {
+    ({ id: this.id, owner: this.owner, context: this.context, logger: this.logger } = options);
+    this.pages = new SessionPages(
+      {
+        sessionId: this.id,
+        context: this.context,
+        frames: this.frames,
+        log: this.log,
+        logger: this.logger,
+        watchers: options.watchers,
+        isClosed: () => this.closedReason !== undefined,
+      },
+      options.page,
+    );
+    this.context.on('page', (popup) => {
+      if (!this.pages.owns(popup)) closePopup(popup, this.log);
+    });
+  }
+
+  /** The page operations act on. */
+  get page(): Page {
+    return this.pages.current.page;
+  }
+
+  /** The watched page operations act on: its CDP session, crash and per-page feature state. */
+  get watched(): WatchedPage {
+    return this.pages.current;
+  }
+
+  get events(): readonly PageEvent[] {
+    return this.log.all;
+  }
+
+  get lastEventSeq(): number {
+    return this.log.lastSeq;
+  }
+
+  eventsSince(seq: number): PageEvent[] {
+    return this.log.since(seq);
+  }
+
+  get isBusy(): boolean {
+    return this.queue.isBusy;
+  }
+
+  /** A short, stable id for a frame of this session; the main frame of the first page is "0". */
+  frameId(frame: Frame): string {
+    return this.frames.idOf(frame);
+  }
+
+  /** The live frame with this id on the session's page, or a `frame_not_found` error. */
+  frame(id: string): Frame {
+    return this.frames.find(id, this.page);
+  }
+
+  /** Runs `work` after every earlier operation on this session has finished; a crashed or hung page is replaced first. */
+  runExclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.queue.run(async () => {
+      try {
+        await this.pages.settleProbe();
+        if (this.closedReason) throw new ServiceError('session_closed', this.closedReason);
+        await this.pages.recoverFromCrash();
+        this.lastUsedAt = new Date();
+        return await work().catch(async (err: unknown) => {
+          await this.pages.afterFailure(err);
+          throw err;
+        });
+      } finally {
+        this.lastUsedAt = new Date();
+      }
+    });
+  }
+
+  /** After a navigation or a read timed out: replaces the page before the next operation if it no longer runs scripts. */
+  checkResponsive(): void {
+    this.pages.checkResponsive();
+  }
+
+  info(idleTimeoutMs: number): SessionInfo {
+    return {
+      id: this.id,
+      mainFrameId: this.frameId(this.page.mainFrame()),
+      url: this.page.url(),
+      frames: this.page.frames().map((frame) => {
+        const parent = frame.parentFrame();
+        return { frameId: this.frameId(frame), url: frame.url(), name: frame.name(), parentFrameId: parent ? this.frameId(parent) : null };
+      }),
+      createdAt: this.createdAt.toISOString(),
+      lastUsedAt: this.lastUsedAt.toISOString(),
+      expiresAt: new Date(this.lastUsedAt.getTime() + idleTimeoutMs).toISOString(),
+      recentEvents: this.log.all.slice(-10),
+    };
+  }
+
+  async close(reason: string): Promise<void> {
+    if (this.closedReason) return;
+    this.closedReason = reason;
+    await withTimeout(this.context.close(), CLOSE_TIMEOUT_MS, () => new Error('context close timed out')).catch((err) =>
+      this.logger.warn({ err, session: this.id }, 'closing the browser context failed'),
+    );
+  }
+}

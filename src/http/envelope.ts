@@ -1,0 +1,12 @@
+import type { Outcome } from '../core/service.js';
+import { newActionId } from '../door.js';
+
+/** The REST door's one envelope builder: every success body is `{success: true, data}`. */
+export function ok<D>(data: D): { success: true; data: D } {
+  return { success: true, data };
+}
+
+/** The body of an operation: `{success, data: {result, actionId, usage?}}`, with a fresh actionId. */
+export function operationBody(outcome: Outcome<unknown>, result: unknown = outcome.result) {
+  return ok({ result, actionId: newActionId(), ...(outcome.usage ? { usage: outcome.usage } : {}) });
+}

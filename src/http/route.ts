@@ -1,0 +1,33 @@
+import type { z } from 'zod';
+import type { OperationContext } from '../core/operation.js';
+import type { BrowserService } from '../core/service.js';
+
+export interface RouteCall<B> {
+  service: BrowserService;
+  /** Scope of the caller's sessions. */
+  owner: string;
+  params: Record<string, string>;
+  body: B;
+  ctx: OperationContext;
+}
+
+/** One REST route: its schemas feed validation and the OpenAPI document; its handler only calls the core. */
+export interface Route<B extends z.ZodType = z.ZodType> {
+  method: 'GET' | 'POST';
+  /** OpenAPI-style path, e.g. /v1/sessions/{id}/navigate. */
+  path: string;
+  operationId: string;
+  summary: string;
+  body?: B;
+  response: z.ZodType;
+  /** Answers Server-Sent Events on request (header x-stream-response: true or body streamResponse: true). */
+  streams?: boolean;
+  /** False for the routes that reveal nothing: health and the API description. */
+  auth: boolean;
+  handle(call: RouteCall<z.infer<B>>): Promise<unknown> | unknown;
+}
+
+/** Erases the body type so routes with different bodies share one table. */
+export function route<B extends z.ZodType>(definition: Route<B>): Route {
+  return definition as unknown as Route;
+}
