@@ -39,6 +39,11 @@ const program = new Command()
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
   .option('--session-idle-timeout <ms>', 'end a session after this long unused', positiveInt, DEFAULTS.sessionIdleTimeoutMs)
   .option('--allow-file-urls', 'allow file:, data: and javascript: URLs in navigate', false)
+  .addOption(
+    new Option('--popups <policy>', 'popups and target=_blank: close (closed and reported) or tab (kept as tabs)')
+      .choices(['close', 'tab'])
+      .default('close'),
+  )
   .addOption(new Option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini').env('MODEL_NAME'))
   .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
   .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL').default('info'));
@@ -57,6 +62,7 @@ interface CliOptions {
   maxSessions: number;
   sessionIdleTimeout: number;
   allowFileUrls: boolean;
+  popups: 'close' | 'tab';
   model?: string;
   logLevel: string;
   checkBrowser: boolean;
@@ -85,6 +91,7 @@ async function main(): Promise<void> {
     maxSessions: opts.maxSessions,
     sessionIdleTimeoutMs: opts.sessionIdleTimeout,
     allowFileUrls: opts.allowFileUrls,
+    popups: opts.popups,
     model: opts.model,
     logger,
   });

@@ -1,6 +1,7 @@
 import { ServiceError, isAbortError, throwIfAborted } from '../errors.js';
 import { UsageTotal, type Usage } from '../usage.js';
 import { createModelClient, type ModelDefaults } from '../llm/index.js';
+import type { NavigatePolicy } from '../navigate.js';
 import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
@@ -22,7 +23,7 @@ const AFTER_ACTION_SETTLE_MS = 3_000;
 export async function act(
   session: Session,
   req: ActRequest,
-  defaults: ModelDefaults,
+  defaults: ModelDefaults & NavigatePolicy,
   ctx: OperationContext = {},
 ): Promise<ActResult & { usage?: Usage }> {
   if ((req.action === undefined) === (req.instruction === undefined))
@@ -39,10 +40,13 @@ export async function act(
     action = req.action!;
   }
   throwIfAborted(ctx.signal);
-  const before = lastRead(session);
+  const tabBefore = session.watched;
+  const readBefore = lastRead(session);
   const urlBefore = session.page.url();
   ctx.progress?.({ message: `${action.method}${action.ref ? ` [${action.ref}]` : ''}`, data: { stage: 'action', method: action.method } });
-  const performed = await performAction(session, action, { timeoutMs: req.timeoutMs, signal: ctx.signal, variables });
+  const performed = await performAction(session, action, { timeoutMs: req.timeoutMs, signal: ctx.signal, variables, policy: defaults });
+  // Another tab now (newTab, selectTab, closeTab): the result shows that tab's whole page text.
+  const before = session.watched === tabBefore ? readBefore : undefined;
   const { change, title } = await readChange(session, before, urlBefore, req.maxTokens ?? DEFAULT_CHANGE_TOKENS, variables, ctx);
   return {
     success: true,
@@ -56,6 +60,7 @@ export async function act(
     url: variables.redact(session.page.url()),
     title: variables.redact(title),
     ...change,
+    ...(session.pages.count > 1 ? { tabs: session.pages.list().map((tab) => ({ ...tab, url: variables.redact(tab.url) })) } : {}),
     ...(usage ? { usage: usage.total } : {}),
   };
 }

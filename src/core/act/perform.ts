@@ -1,6 +1,7 @@
 import type { Locator, Page } from 'playwright-core';
 import { DEFAULTS } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { checkUrl, navigate, type NavigatePolicy } from '../navigate.js';
 import { sleep } from '../operation.js';
 import type { Session } from '../sessions.js';
 import { resolveRef } from '../snapshot/index.js';
@@ -19,6 +20,8 @@ export interface PerformOptions {
   signal?: AbortSignal;
   /** Fills %name% placeholders in the arguments just before acting. */
   variables?: Variables;
+  /** Which URLs newTab may open (navigate's policy). */
+  policy?: NavigatePolicy;
 }
 
 export interface Performed {
@@ -40,6 +43,7 @@ interface Step {
   target: string;
   timeout: number;
   signal?: AbortSignal;
+  policy: NavigatePolicy;
 }
 
 /** Performs one action on the session's page; the one implementation behind act and the agent's browser tools. */
@@ -63,6 +67,7 @@ export async function performAction(session: Session, action: Action, options: P
     target: ref ? `[${ref}] ${description}` : 'the page',
     timeout,
     signal: options.signal,
+    policy: options.policy ?? { allowFileUrls: false },
   };
   try {
     const message = await METHODS[method](step);
@@ -153,6 +158,22 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     return `Reloaded ${s.page.url()}.`;
   },
   wait: (s) => wait(s),
+  newTab: async (s) => {
+    const url = checkUrl(s.args.url as string, s.policy).href;
+    const tabId = await s.session.pages.open();
+    await navigate(s.session, { url, options: { timeout: Math.max(s.timeout, DEFAULTS.navigationTimeoutMs) } }, s.policy, {
+      signal: s.signal,
+    });
+    return `Opened ${s.session.page.url()} in new tab ${tabId}.`;
+  },
+  selectTab: async (s) => {
+    s.session.pages.select(s.args.tabId as string);
+    return `Selected tab ${String(s.args.tabId)} (${s.session.page.url()}).`;
+  },
+  closeTab: async (s) => {
+    await s.session.pages.close(s.args.tabId as string);
+    return `Closed tab ${String(s.args.tabId)}.`;
+  },
 };
 
 async function scroll(s: Step): Promise<string> {

@@ -21,6 +21,9 @@ export const ACT_METHODS = [
   'forward',
   'reload',
   'wait',
+  'newTab',
+  'selectTab',
+  'closeTab',
 ] as const;
 export const ActMethod = z.enum(ACT_METHODS);
 export type ActMethod = z.infer<typeof ActMethod>;
@@ -39,7 +42,7 @@ export const ELEMENT_METHODS: ReadonlySet<ActMethod> = new Set([
   'upload',
 ]);
 /** Methods on the page as a whole; a ref given with them is ignored. */
-export const PAGE_METHODS: ReadonlySet<ActMethod> = new Set(['back', 'forward', 'reload', 'wait']);
+export const PAGE_METHODS: ReadonlySet<ActMethod> = new Set(['back', 'forward', 'reload', 'wait', 'newTab', 'selectTab', 'closeTab']);
 
 const Modifier = z.enum(['Alt', 'Control', 'ControlOrMeta', 'Meta', 'Shift']);
 const ClickArguments = z
@@ -89,6 +92,9 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
       ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Wait this long, ms.'),
     })
     .strict(),
+  newTab: z.object({ url: z.string().min(1).describe('Opened in a new tab, which becomes the active one.') }).strict(),
+  selectTab: z.object({ tabId: z.string().min(1).describe('A tabId from the session info or an act result.') }).strict(),
+  closeTab: z.object({ tabId: z.string().min(1) }).strict(),
 };
 
 export const Action = z
@@ -148,6 +154,10 @@ export const ActResult = z.object({
     .describe('Lines of the page text added and removed since the last read (same document).'),
   pageText: z.string().optional().describe('The page text after the action, when it navigated or the page had not been read before.'),
   truncated: z.string().optional().describe('Says what was cut to stay within maxTokens.'),
+  tabs: z
+    .array(z.object({ tabId: z.string(), url: z.string(), active: z.boolean() }))
+    .optional()
+    .describe("The session's tabs, when it has more than one."),
 });
 export type ActResult = z.infer<typeof ActResult>;
 

@@ -11,6 +11,7 @@ export function actResultText(result: ActResult): string {
     lines.push(...result.diff.removed.map((line) => `- ${line}`), ...result.diff.added.map((line) => `+ ${line}`));
   else if (!result.pageChanged) lines.push('The page text did not change.');
   if (result.truncated) lines.push(result.truncated);
+  if (result.tabs) lines.push(`Tabs: ${result.tabs.map((tab) => `${tab.tabId}${tab.active ? ' (active)' : ''} ${tab.url}`).join(' | ')}`);
   return lines.join('\n');
 }
 

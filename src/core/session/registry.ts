@@ -10,6 +10,8 @@ export interface SessionRegistryOptions {
   maxSessions: number;
   sessionIdleTimeoutMs: number;
   logger: Logger;
+  /** What a popup becomes: closed and reported (default) or a tab of the session. */
+  popups?: 'close' | 'tab';
 }
 
 /** All live sessions: creation with limits, lookup scoped by owner, serial execution, idle expiry. */
@@ -69,6 +71,7 @@ export class SessionRegistry {
           page,
           logger: this.options.logger,
           watchers: [...this.watchers],
+          popups: this.options.popups ?? 'close',
         });
         // Raw CDP calls share the page's one CDP session: open it now, not later beside a busy renderer.
         await session.watched.cdp();

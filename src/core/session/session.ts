@@ -18,6 +18,12 @@ export const FrameInfoSchema = z.object({
   parentFrameId: z.string().nullable().describe('null for the main frame.'),
 });
 
+export const TabInfoSchema = z.object({
+  tabId: z.string().describe('Pass to act selectTab / closeTab.'),
+  url: z.string(),
+  active: z.boolean(),
+});
+
 export const SessionInfoSchema = z.object({
   id: z.string().describe('Session id; pass it to every other operation.'),
   mainFrameId: z.string().describe('Frame id of the top-level frame.'),
@@ -27,6 +33,7 @@ export const SessionInfoSchema = z.object({
   lastUsedAt: z.string(),
   expiresAt: z.string().describe('When the session ends if it stays idle.'),
   recentEvents: z.array(PageEventSchema).describe('Dialogs, popups and crashes the session handled, newest last.'),
+  tabs: z.array(TabInfoSchema).describe('The pages of the session; operations act on the active one.'),
 });
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 
@@ -40,6 +47,8 @@ export interface SessionOptions {
   logger: Logger;
   /** Called for every page the session keeps, from its creation on. */
   watchers: readonly PageWatcher[];
+  /** What a popup becomes: closed and reported, or a tab. */
+  popups: 'close' | 'tab';
 }
 
 /** One isolated browser session: a BrowserContext and its page, owned by one caller, with its operations in one queue. */
@@ -75,7 +84,15 @@ export class Session {
       options.page,
     );
     this.context.on('page', (popup) => {
-      if (!this.pages.owns(popup)) closePopup(popup, this.log);
+      if (this.pages.owns(popup)) return;
+      const tabId = options.popups === 'tab' ? this.pages.adopt(popup) : undefined;
+      if (tabId === undefined) closePopup(popup, this.log);
+      else
+        this.log.record({
+          type: 'popup',
+          message: `A popup opened as tab ${tabId}; act selectTab {tabId: "${tabId}"} to use it.`,
+          url: popup.url(),
+        });
     });
   }
 
@@ -151,6 +168,7 @@ export class Session {
       lastUsedAt: this.lastUsedAt.toISOString(),
       expiresAt: new Date(this.lastUsedAt.getTime() + idleTimeoutMs).toISOString(),
       recentEvents: this.log.all.slice(-10),
+      tabs: this.pages.list(),
     };
   }
 
