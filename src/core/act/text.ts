@@ -5,7 +5,9 @@ import type { ActResult, ObserveResult } from './schema.js';
  * change as `+ line` / `- line` (or the new page's text), then the truncation note. No JSON: it costs tokens to read.
  */
 export function actResultText(result: ActResult): string {
-  const lines = [`${result.message} Page: ${result.title ? `"${result.title}" ` : ''}${result.url}`];
+  // Where the page is only when that is news: after a navigation or a tab switch (pageText comes with both).
+  const where = result.pageText !== undefined ? ` Page: ${result.title ? `"${result.title}" ` : ''}${result.url}` : '';
+  const lines = [`${result.message}${where}`];
   if (result.pageText !== undefined) lines.push(result.navigated ? 'New page:' : 'Page:', result.pageText);
   else if (result.diff && (result.diff.added.length || result.diff.removed.length))
     lines.push(...result.diff.removed.map((line) => `- ${line}`), ...result.diff.added.map((line) => `+ ${line}`));
