@@ -1,5 +1,6 @@
 import { CreateMessageRequestSchema, type CallToolResult, type CreateMessageRequest } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_UPLOAD_BYTES } from '../src/core/act/index.js';
 import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 
@@ -150,7 +151,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     expect(result.structuredContent).toEqual({ mimeType: 'image/png', width: 1280, height: 800, bytes: bytes.length });
   });
 
-  it('answers bad input with ref_not_found, invalid_argument and action_timeout, and the session stays usable', async () => {
+  it('answers bad input with ref_not_found, invalid_argument, action_timeout and payload_too_large (upload over 25 MiB), and the session stays usable', async () => {
     await ok('navigate', { url: site.url('/act/widgets.html') });
     const actions = await observe();
     expect(errorCode(await call('act', { action: { ref: '0-9999', method: 'click' } }))).toBe('ref_not_found');
@@ -161,6 +162,9 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     const covered = await call('act', { action: find(actions, /button: Pay now/), timeoutMs: 500 });
     expect(errorCode(covered)).toBe('action_timeout');
     expect(textOf(covered)).toContain('Cookie notice');
+    const big = Buffer.alloc(MAX_UPLOAD_BYTES + 1).toString('base64');
+    const upload = { ...find(actions, /Attachment/), method: 'upload', arguments: { files: [{ name: 'big.bin', contentBase64: big }] } };
+    expect(errorCode(await call('act', { action: upload }))).toBe('payload_too_large');
     expect(textOf(await ok('act', { action: find(actions, /button: Add one/) }))).toMatch(/Clicked 1 times/);
   });
 

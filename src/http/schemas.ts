@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { ActRequest, ActResult, MAX_UPLOAD_BYTES, ObserveRequest, ObserveResult, ScreenshotRequest } from '../core/act/index.js';
+import { ActRequest, ActResult, MAX_ACT_INPUT_BYTES, ObserveRequest, ObserveResult, ScreenshotRequest } from '../core/act/index.js';
 import { AgentResult } from '../core/agent/schema.js';
 import { ExtractOptions, ExtractResult } from '../core/extract.js';
 import { Usage } from '../core/usage.js';
-import { MAX_BODY_BYTES } from './body.js';
 import { SessionInfoSchema } from '../core/sessions.js';
 
 /** The REST envelopes around the core's schemas; the core's request schemas are used as they are. */
@@ -51,7 +50,7 @@ export const ActBody = ActRequest.extend({ streamResponse });
 export const ObserveBody = ObserveRequest.extend({ streamResponse });
 
 /** The act route reads bodies big enough for the largest upload the core takes (base64 is 4/3 of the bytes). */
-export const MAX_ACT_BODY_BYTES = Math.ceil((MAX_UPLOAD_BYTES * 4) / 3) + MAX_BODY_BYTES;
+export const MAX_ACT_BODY_BYTES = MAX_ACT_INPUT_BYTES;
 
 /** `{success, data: {result, actionId, usage?}}` around an operation's result. */
 function operationResponse<T extends z.ZodType>(result: T) {

@@ -54,6 +54,8 @@ const Empty = z.object({}).strict();
 export const MAX_UPLOAD_FILES = 20;
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 export const MAX_WAIT_MS = 30_000;
+/** Largest act request a door reads: the largest upload as base64 (4/3 of its bytes) plus 1 MiB for the rest. */
+export const MAX_ACT_INPUT_BYTES = Math.ceil((MAX_UPLOAD_BYTES * 4) / 3) + 1024 * 1024;
 
 export const UploadFile = z
   .object({
