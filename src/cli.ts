@@ -96,6 +96,11 @@ const program = new Command()
   )
   .option('--egress-allow <target>', 'HOST[:PORT], IP[:PORT] or CIDR opened despite --egress-policy public (repeatable)', collect, [])
   .option('--outbound-timeout <ms>', "connect and response-header bound of the server's own outbound requests", positiveInt, 15_000)
+  .addOption(
+    new Option('--popups <policy>', 'popups and target=_blank: close (closed and reported) or tab (kept as tabs)')
+      .choices(['close', 'tab'])
+      .default('close'),
+  )
   .addOption(new Option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini').env('MODEL_NAME'))
   .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
   .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL').default('info'));
@@ -120,6 +125,7 @@ interface CliOptions {
   egressPolicy?: 'public' | 'all';
   egressAllow: string[];
   outboundTimeout: number;
+  popups: 'close' | 'tab';
   model?: string;
   logLevel: string;
   checkBrowser: boolean;
@@ -214,6 +220,7 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
     egressPolicy: opts.egressPolicy,
     egressAllow: opts.egressAllow,
     outboundTimeoutMs: opts.outboundTimeout,
+    popups: opts.popups,
     model: opts.model,
     logger,
   });

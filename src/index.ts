@@ -7,3 +7,14 @@ export type { ExtractOptions, ExtractResult } from './core/extract.js';
 export type { Usage } from './core/usage.js';
 export type { AgentConfig, AgentExecuteOptions, AgentResult, AgentAction } from './core/agent/schema.js';
 export type { SessionInfo, PageEvent } from './core/sessions.js';
+export type {
+  Action,
+  ActMethod,
+  ActRequest,
+  ActResult,
+  ObserveRequest,
+  ObserveResult,
+  ObservedAction,
+  ScreenshotRequest,
+} from './core/act/index.js';
+export { SCREENSHOT_LIMITS } from './core/act/index.js';

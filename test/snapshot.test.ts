@@ -243,10 +243,10 @@ describe('page text (takeSnapshot, resolveRef)', () => {
 
   it('rejects an unknown ref and a ref whose element is gone', async () => {
     const snapshot = await snap('/pages/form.html');
-    expect(await codeOf(on((session) => resolveRef(session, '0-999999')))).toBe('invalid_argument');
+    expect(await codeOf(on((session) => resolveRef(session, '0-999999')))).toBe('ref_not_found');
     const ref = refOf(snapshot, 'button: Create account');
     await on((session) => session.page.evaluate(() => document.querySelector('button')!.remove()));
-    expect(await codeOf(on((session) => resolveRef(session, ref)))).toBe('invalid_argument');
+    expect(await codeOf(on((session) => resolveRef(session, ref)))).toBe('ref_not_found');
   });
 
   it('fails with timeout, not a hang, on a page stuck in a script loop', async () => {

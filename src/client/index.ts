@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, type AgentResult } from '../core/agent/schema.js';
 import type { ServiceConfig } from '../core/config.js';
+import { Action, ActRequest, ObserveRequest, ScreenshotRequest, type ActResult, type ObserveResult } from '../core/act/index.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { NavigateRequest, NavigateResponse, NavigationResponse } from '../core/navigate.js';
 import { BrowserService } from '../core/service.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
-import type { SessionInfo } from '../core/sessions.js';
+import type { PageEvent, SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
 import { LIBRARY_OWNER } from '../door.js';
 import { settle, type OperationRunOptions } from './result.js';
@@ -131,6 +132,40 @@ export class SessionPage {
   extract(options: LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown>;
   extract(options?: string | LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown> {
     return libraryExtract({ service: this.service, owner: LIBRARY_OWNER, sessionId: this.sessionId, options, run });
+  }
+
+  /**
+   * `act(instruction)`, `act(observed)` (an observe result or `{ref, method, arguments}`, no model) or
+   * `act({action | instruction, variables, timeoutMs, maxTokens, ...})`. Resolves with what the action changed.
+   */
+  async act(request: string | Action | ActRequest, run: OperationRunOptions = {}): Promise<ActResult & { pageEvents: PageEvent[] }> {
+    const given = typeof request === 'string' ? { instruction: request } : request && 'method' in request ? { action: request } : request;
+    const outcome = await this.service.act(LIBRARY_OWNER, this.sessionId, parseInput(ActRequest, given, 'act request'), {
+      signal: run.signal,
+    });
+    return { ...settle(outcome, run).result, pageEvents: outcome.pageEvents };
+  }
+
+  /** `observe()`: every element one can act on, no model; `observe(instruction)` or `observe({instruction, selector, iframes, ...})`. */
+  async observe(request: string | ObserveRequest = {}, run: OperationRunOptions = {}): Promise<ObserveResult> {
+    const given = typeof request === 'string' ? { instruction: request } : request;
+    const outcome = await this.service.observe(LIBRARY_OWNER, this.sessionId, parseInput(ObserveRequest, given, 'observe request'), {
+      signal: run.signal,
+    });
+    return settle(outcome, run).result;
+  }
+
+  /** The image (PNG by default), within the size caps of SCREENSHOT_LIMITS. */
+  async screenshot(request: ScreenshotRequest = {}, run: OperationRunOptions = {}): Promise<Buffer> {
+    const outcome = await this.service.screenshot(
+      LIBRARY_OWNER,
+      this.sessionId,
+      parseInput(ScreenshotRequest, request, 'screenshot options'),
+      {
+        signal: run.signal,
+      },
+    );
+    return settle(outcome, run).result.image;
   }
 }
 

@@ -31,12 +31,16 @@ export interface ServiceConfig {
   outboundTimeoutMs?: number;
   /** Built by BrowserService from the three options above; leave unset. */
   egress?: Egress;
+  /** Popups and target=_blank: closed and reported (default), or kept as tabs of the session. */
+  popups?: PopupPolicy;
   /** Default model for extract and the agent, e.g. "openai/gpt-4.1-mini". */
   model?: string;
   /** Environment the model keys are read from; defaults to process.env. */
   env: Record<string, string | undefined>;
   logger: Logger;
 }
+
+export type PopupPolicy = 'close' | 'tab';
 
 export const DEFAULTS = {
   headless: true,

@@ -3,6 +3,17 @@ import { DEFAULTS, type ServiceConfig } from './config.js';
 import { BrowserPool } from './hosts/pool.js';
 import { Egress } from './egress/index.js';
 import { createLogger } from './logger.js';
+import {
+  act,
+  observe,
+  screenshot,
+  type ActRequest,
+  type ActResult,
+  type ObserveRequest,
+  type ObserveResult,
+  type Screenshot,
+  type ScreenshotRequest,
+} from './act/index.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
 import { throwIfAborted } from './errors.js';
@@ -108,6 +119,20 @@ export class BrowserService {
     return { result: result.result, wrapped: result.wrapped, pageEvents, ...(result.usage ? { usage: result.usage } : {}) };
   }
 
+  /** One action on the page, by ref or by instruction, and what it changed. */
+  async act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
+    return liftUsage(await this.operate(owner, id, (session) => act(session, req, this.config, ctx), ctx));
+  }
+
+  /** The elements one can act on, each with the method that fits it; with an instruction, those a model picks. */
+  async observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
+    return liftUsage(await this.operate(owner, id, (session) => observe(session, req, this.config, ctx), ctx));
+  }
+
+  screenshot(owner: string, id: string, req: ScreenshotRequest, ctx: OperationContext = {}): Promise<Outcome<Screenshot>> {
+    return this.operate(owner, id, (session) => screenshot(session, req), ctx);
+  }
+
   /** Runs the agent in the session's queue, so nothing else touches the page until it has finished. */
   agentExecute(owner: string, id: string, req: AgentExecuteRequest, ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
     return this.operate(
@@ -154,4 +179,10 @@ export class BrowserService {
     await this.browser.close();
     await this.egress.close();
   }
+}
+
+/** A result's model usage moves to the outcome, where every door reports it (as for extract). */
+function liftUsage<T extends { usage?: Usage }>(outcome: Outcome<T>): Outcome<Omit<T, 'usage'>> {
+  const { usage, ...result } = outcome.result;
+  return { result, pageEvents: outcome.pageEvents, ...(usage ? { usage } : {}) };
 }

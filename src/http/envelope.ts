@@ -10,3 +10,13 @@ export function ok<D>(data: D): { success: true; data: D } {
 export function operationBody(outcome: Outcome<unknown>, result: unknown = outcome.result) {
   return ok({ result, actionId: newActionId(), ...(outcome.usage ? { usage: outcome.usage } : {}) });
 }
+
+/** A success answered as bytes with their content type (screenshot) rather than the JSON envelope. */
+export class BinaryBody {
+  constructor(
+    readonly contentType: string,
+    readonly body: Buffer,
+    /** Metadata the JSON envelope would have carried, as response headers. */
+    readonly headers: Record<string, string> = {},
+  ) {}
+}

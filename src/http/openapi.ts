@@ -42,7 +42,12 @@ function operation(route: Route): Json {
     });
   }
   const json: Json = { schema: { $ref: `#/components/schemas/${route.operationId}Response` } };
-  const success: Json = { description: 'Success.', content: { 'application/json': json } };
+  const success: Json = route.binary
+    ? {
+        description: 'Success: the bytes.',
+        content: Object.fromEntries(route.binary.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }])),
+      }
+    : { description: 'Success.', content: { 'application/json': json } };
   if (route.streams) {
     (success.content as Json)['text/event-stream'] = {
       schema: { type: 'string' },
@@ -72,7 +77,7 @@ export function openApiDocument(routes: Route[]): Json {
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     if (route.body) schemas[`${route.operationId}Request`] = toJsonSchema(route.body, 'input');
-    schemas[`${route.operationId}Response`] = toJsonSchema(route.response, 'output');
+    if (!route.binary) schemas[`${route.operationId}Response`] = toJsonSchema(route.response, 'output');
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route) };
   }
   return {
@@ -80,7 +85,8 @@ export function openApiDocument(routes: Route[]): Json {
     info: {
       title: 'browser-session-mcp REST API',
       version: VERSION,
-      description: 'Isolated real-browser sessions: start, navigate, extract, agentExecute, end. The same core serves MCP at /mcp.',
+      description:
+        'Isolated real-browser sessions: start, navigate, extract, observe, act, screenshot, agentExecute, end. The same core serves MCP at /mcp.',
     },
     servers: [{ url: '/' }],
     security: [{ ApiKey: [], ProjectId: [] }, { ApiKey: [] }],

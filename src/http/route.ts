@@ -22,6 +22,10 @@ export interface Route<B extends z.ZodType = z.ZodType> {
   response: z.ZodType;
   /** Answers Server-Sent Events on request (header x-stream-response: true or body streamResponse: true). */
   streams?: boolean;
+  /** Largest body this route reads, bytes (default MAX_BODY_BYTES). */
+  bodyLimit?: number;
+  /** The media types of a route that answers bytes (a BinaryBody) instead of JSON. */
+  binary?: readonly string[];
   /** False for the routes that reveal nothing: health and the API description. */
   auth: boolean;
   /** Error statuses an unauthenticated route answers besides 403, 404, 405 and 500 (e.g. 503 for readiness). */

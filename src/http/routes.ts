@@ -3,13 +3,19 @@ import { AgentExecuteRequest } from '../core/agent/schema.js';
 import { ServiceError } from '../core/errors.js';
 import { NavigateRequest, NavigateResponse } from '../core/navigate.js';
 import type { BrowserService } from '../core/service.js';
-import { extractionObject } from '../door.js';
+import { extractionObject, newActionId } from '../door.js';
 import { VERSION } from '../version.js';
-import { ok, operationBody } from './envelope.js';
+import { BinaryBody, ok, operationBody } from './envelope.js';
 import { openApiDocument } from './openapi.js';
 import { route, type Route } from './route.js';
 import {
+  ActBody,
+  ActResponse,
   AgentExecuteResponse,
+  MAX_ACT_BODY_BYTES,
+  ObserveBody,
+  ObserveResponse,
+  ScreenshotRequest,
   EndSessionResponse,
   ExtractRequest,
   ExtractResponse,
@@ -106,6 +112,57 @@ export const routes: Route[] = [
       const { streamResponse: _stream, ...options } = body;
       const outcome = await service.extract(owner, params.id!, options, ctx);
       return operationBody(outcome, extractionObject(outcome));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/{id}/observe',
+    operationId: 'SessionObserve',
+    summary: 'The elements one can act on, each {ref, description, method, arguments}; with an instruction, those a model picks.',
+    body: ObserveBody,
+    response: ObserveResponse,
+    streams: true,
+    auth: true,
+    handle: async ({ service, owner, params, body, ctx }) => {
+      const { streamResponse: _stream, ...request } = body;
+      return operationBody(await service.observe(owner, params.id!, request, ctx));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/{id}/act',
+    operationId: 'SessionAct',
+    summary:
+      'One action on the page, {action: {ref, method, arguments}} or {instruction}, and what it changed. ' +
+      `Bodies up to ${MAX_ACT_BODY_BYTES} bytes (uploads up to 25 MiB decoded).`,
+    body: ActBody,
+    response: ActResponse,
+    streams: true,
+    bodyLimit: MAX_ACT_BODY_BYTES,
+    auth: true,
+    handle: async ({ service, owner, params, body, ctx }) => {
+      const { streamResponse: _stream, ...request } = body;
+      return operationBody(await service.act(owner, params.id!, request, ctx));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/{id}/screenshot',
+    operationId: 'SessionScreenshot',
+    summary:
+      'A screenshot (viewport, full page or one element by ref), answered as the image bytes with their content type; ' +
+      'headers x-image-width, x-image-height, x-action-id. At most 2000 px a side and 2 MiB.',
+    body: ScreenshotRequest,
+    response: z.string(),
+    binary: ['image/png', 'image/jpeg'],
+    auth: true,
+    handle: async ({ service, owner, params, body, ctx }) => {
+      const { result } = await service.screenshot(owner, params.id!, body, ctx);
+      return new BinaryBody(result.mimeType, result.image, {
+        'x-image-width': String(result.width),
+        'x-image-height': String(result.height),
+        'x-action-id': newActionId(),
+      });
     },
   }),
   route({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ActRequest, ActResult, MAX_ACT_INPUT_BYTES, ObserveRequest, ObserveResult, ScreenshotRequest } from '../core/act/index.js';
 import { AgentResult } from '../core/agent/schema.js';
 import { ExtractOptions, ExtractResult } from '../core/extract.js';
 import { Usage } from '../core/usage.js';
@@ -68,3 +69,25 @@ export const HealthResponse = z
     ),
   })
   .strict();
+
+const streamResponse = z.boolean().optional().describe('Stream progress as Server-Sent Events.');
+
+export const ActBody = ActRequest.extend({ streamResponse });
+export const ObserveBody = ObserveRequest.extend({ streamResponse });
+
+/** The act route reads bodies big enough for the largest upload the core takes (base64 is 4/3 of the bytes). */
+export const MAX_ACT_BODY_BYTES = MAX_ACT_INPUT_BYTES;
+
+/** `{success, data: {result, actionId, usage?}}` around an operation's result. */
+function operationResponse<T extends z.ZodType>(result: T) {
+  return z
+    .object({
+      success: z.literal(true),
+      data: z.object({ result, actionId: z.string(), usage: Usage.optional().describe('Absent when no model was called.') }).strict(),
+    })
+    .strict();
+}
+
+export const ActResponse = operationResponse(ActResult);
+export const ObserveResponse = operationResponse(ObserveResult);
+export { ScreenshotRequest };

@@ -7,6 +7,7 @@ import { LOCAL_OWNER } from '../door.js';
 import { ApiKeys } from './auth.js';
 import { readJsonBody } from './body.js';
 import { sendError, sendJson, toHttpError } from './errors.js';
+import { BinaryBody } from './envelope.js';
 import { allowedHostNames, checkHost, isLoopbackBind } from './hosts.js';
 import { McpEndpoint } from './mcp.js';
 import { matchRoute, type RouteMatch } from './routes.js';
@@ -129,7 +130,7 @@ async function runRoute(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const raw = route.body ? await readJsonBody(req) : undefined;
+  const raw = route.body ? await readJsonBody(req, route.bodyLimit) : undefined;
   const body: unknown = route.body ? parseInput(route.body, raw ?? {}, `body for ${route.operationId}`) : undefined;
   if (route.streams && wantsStream(req, raw)) {
     // Unknown sessions are answered 404 before the stream opens; once it is open, errors arrive as `error` events.
@@ -147,10 +148,16 @@ async function runRoute(
     return;
   }
   const result = await route.handle({ service, owner, params, body, ctx: { signal: disconnectSignal(res) } });
-  sendJson(res, 200, result);
+  if (result instanceof BinaryBody) sendBinary(res, result);
+  else sendJson(res, 200, result);
 }
 
 function methodNotAllowed(headers: Record<string, string>, allowed: string[]): ServiceError {
   headers.allow = allowed.join(', ');
   return new ServiceError('method_not_allowed', `Method not allowed here; use ${allowed.join(' or ')}.`);
+}
+
+function sendBinary(res: ServerResponse, { contentType, body, headers }: BinaryBody): void {
+  res.writeHead(200, { 'content-type': contentType, 'content-length': body.length, 'cache-control': 'no-store', ...headers });
+  res.end(body);
 }

@@ -11,11 +11,17 @@ import type { ToolOutput } from './tool.js';
  */
 export function operationOutput<T, O>(
   outcome: Outcome<T>,
-  shape: (result: T, actionId: string) => { structured: O; text?: string },
+  shape: (result: T, actionId: string) => Pick<ToolOutput<O>, 'structured' | 'text' | 'image'>,
 ): ToolOutput<O> {
   const actionId = newActionId();
-  const { structured, text } = shape(outcome.result, actionId);
-  return { structured, text, pageEvents: outcome.pageEvents, meta: { actionId, ...(outcome.usage ? { usage: outcome.usage } : {}) } };
+  const { structured, text, image } = shape(outcome.result, actionId);
+  return {
+    structured,
+    text,
+    ...(image ? { image } : {}),
+    pageEvents: outcome.pageEvents,
+    meta: { actionId, ...(outcome.usage ? { usage: outcome.usage } : {}) },
+  };
 }
 
 export function toCallToolResult(output: ToolOutput<unknown>): CallToolResult {
@@ -23,7 +29,10 @@ export function toCallToolResult(output: ToolOutput<unknown>): CallToolResult {
   if (output.pageEvents?.length) meta.pageEvents = output.pageEvents;
   const notes = output.pageEvents?.map((event) => `Note: ${event.message}${event.url ? ` (${event.url})` : ''}`) ?? [];
   return {
-    content: [{ type: 'text', text: [output.text ?? JSON.stringify(output.structured), ...notes].join('\n') }],
+    content: [
+      { type: 'text', text: [output.text ?? JSON.stringify(output.structured), ...notes].join('\n') },
+      ...(output.image ? [{ type: 'image' as const, data: output.image.data, mimeType: output.image.mimeType }] : []),
+    ],
     structuredContent: output.structured as Record<string, unknown>,
     ...(Object.keys(meta).length ? { _meta: meta } : {}),
   };

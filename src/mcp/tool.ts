@@ -19,6 +19,8 @@ export interface ToolOutput<O> {
   structured: O;
   /** Text for clients that do not read structuredContent; defaults to the JSON of `structured`. */
   text?: string;
+  /** An image shown to the client's model after the text (screenshot). */
+  image?: { data: string; mimeType: string };
   pageEvents?: PageEvent[];
   meta?: Record<string, unknown>;
 }

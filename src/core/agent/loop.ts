@@ -1,3 +1,4 @@
+import { screenshot as takeScreenshot } from '../act/index.js';
 import type { ServiceConfig } from '../config.js';
 import { cancelledError, isAbortError, ServiceError, throwIfAborted } from '../errors.js';
 import { UsageTotal, type Usage } from '../usage.js';
@@ -11,13 +12,12 @@ import { History, systemPrompt, taskMessage, type PageState } from './prompt.js'
 import type { AgentAction, AgentConfig, AgentExecuteOptions, AgentResult } from './schema.js';
 import { Toolbox } from './toolbox.js';
 import { describeToolError, type ToolEnv } from './tools.js';
-import { Variables } from './variables.js';
+import { Variables } from '../variables.js';
 
 export const AGENT_DEFAULTS = { maxSteps: 20, autoScreenshot: true, waitBetweenActions: 0 } as const;
 
 /** Longest wait for the DOM to settle before reading the page each step. */
 const STEP_DOM_SETTLE_MS = 2_000;
-const SCREENSHOT_TIMEOUT_MS = 10_000;
 const MAX_OUTPUT_TOKENS = 4_096;
 
 export interface AgentDeps {
@@ -257,9 +257,8 @@ async function observe(session: Session, options: ObserveOptions): Promise<PageS
     },
   );
   const screenshot = options.screenshot
-    ? await page
-        .screenshot({ type: 'jpeg', quality: 50, timeout: SCREENSHOT_TIMEOUT_MS })
-        .then((buffer) => buffer.toString('base64'))
+    ? await takeScreenshot(session, { format: 'jpeg', quality: 50 })
+        .then((shot) => shot.image.toString('base64'))
         .catch(() => undefined)
     : undefined;
   return {

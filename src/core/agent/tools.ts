@@ -1,4 +1,5 @@
-import { errors as playwrightErrors, type Page } from 'playwright-core';
+import { errors as playwrightErrors } from 'playwright-core';
+import { MAX_WAIT_MS, performAction, type Action } from '../act/index.js';
 import { z } from 'zod';
 import { DEFAULTS, type ServiceConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
@@ -6,16 +7,9 @@ import { extract } from '../extract.js';
 import type { ModelFallback } from '../llm/types.js';
 import type { Usage } from '../usage.js';
 import { navigate, type NavigatePolicy } from '../navigate.js';
-import { sleep } from '../operation.js';
 import type { Session } from '../sessions.js';
-import { resolveRef } from '../snapshot/index.js';
-import type { Variables } from './variables.js';
+import type { Variables } from '../variables.js';
 
-/** Longest a single click, fill, hover... may wait for its element. */
-export const ACTION_TIMEOUT_MS = 10_000;
-/** After an action that may navigate, how long to wait for the new page to load. */
-const SETTLE_TIMEOUT_MS = 5_000;
-const MAX_WAIT_MS = 30_000;
 const MAX_RESULT_CHARS = 8_000;
 
 /** What a browser tool needs besides its arguments. */
@@ -72,22 +66,13 @@ export const BROWSER_TOOLS = [
     name: 'back',
     description: 'Go back to the previous page in the tab history.',
     input: z.object({}).strict(),
-    run: async (_args, env) => {
-      const before = env.session.page.url();
-      const response = await env.session.page.goBack({ timeout: DEFAULTS.navigationTimeoutMs, waitUntil: 'load' });
-      const after = env.session.page.url();
-      return { text: response || after !== before ? `Went back to ${after}.` : 'There is no previous page.' };
-    },
+    run: (_args, env) => perform(env, { method: 'back' }),
   }),
   defineBrowserTool({
     name: 'click',
     description: 'Click an element (link, button, checkbox, ...) by its ref.',
     input: z.object({ ref }).strict(),
-    run: async (args, env) => {
-      await (await resolveRef(env.session, args.ref)).click({ timeout: ACTION_TIMEOUT_MS });
-      await settle(env.session.page);
-      return { text: `Clicked [${args.ref}].` };
-    },
+    run: (args, env) => perform(env, { ref: args.ref, method: 'click' }),
   }),
   defineBrowserTool({
     name: 'type',
@@ -101,25 +86,17 @@ export const BROWSER_TOOLS = [
       })
       .strict(),
     run: async (args, env) => {
-      const element = await resolveRef(env.session, args.ref);
-      await element.fill(env.variables.substitute(args.text), { timeout: ACTION_TIMEOUT_MS });
-      if (args.submit) {
-        await element.press('Enter', { timeout: ACTION_TIMEOUT_MS });
-        await settle(env.session.page);
-      }
-      return { text: `Typed "${args.text}" into [${args.ref}]${args.submit ? ' and pressed Enter' : ''}.` };
+      const filled = await perform(env, { ref: args.ref, method: 'fill', arguments: { value: args.text } });
+      if (!args.submit) return filled;
+      const pressed = await perform(env, { ref: args.ref, method: 'press', arguments: { key: 'Enter' } });
+      return { text: `${filled.text} ${pressed.text}` };
     },
   }),
   defineBrowserTool({
     name: 'press',
     description: 'Press a key or chord, e.g. "Enter", "Escape", "Tab", "Control+A", on an element (ref) or on the focused one.',
     input: z.object({ key: z.string().min(1), ref: ref.optional() }).strict(),
-    run: async (args, env) => {
-      if (args.ref) await (await resolveRef(env.session, args.ref)).press(args.key, { timeout: ACTION_TIMEOUT_MS });
-      else await env.session.page.keyboard.press(args.key);
-      await settle(env.session.page);
-      return { text: `Pressed ${args.key}${args.ref ? ` on [${args.ref}]` : ''}.` };
-    },
+    run: (args, env) => perform(env, { ref: args.ref, method: 'press', arguments: { key: args.key } }),
   }),
   defineBrowserTool({
     name: 'select_option',
@@ -127,23 +104,13 @@ export const BROWSER_TOOLS = [
     input: z
       .object({ ref, values: z.array(z.string()).min(1).describe('Values or labels to select; several for a multi-select.') })
       .strict(),
-    run: async (args, env) => {
-      const element = await resolveRef(env.session, args.ref);
-      const selected = await element.selectOption(
-        args.values.map((value) => env.variables.substitute(value)),
-        { timeout: ACTION_TIMEOUT_MS },
-      );
-      return { text: `Selected ${selected.map((value) => JSON.stringify(env.variables.redact(value))).join(', ')} in [${args.ref}].` };
-    },
+    run: (args, env) => perform(env, { ref: args.ref, method: 'selectOption', arguments: { values: args.values } }),
   }),
   defineBrowserTool({
     name: 'hover',
     description: 'Move the mouse over an element (opens hover menus and tooltips).',
     input: z.object({ ref }).strict(),
-    run: async (args, env) => {
-      await (await resolveRef(env.session, args.ref)).hover({ timeout: ACTION_TIMEOUT_MS });
-      return { text: `Hovering over [${args.ref}].` };
-    },
+    run: (args, env) => perform(env, { ref: args.ref, method: 'hover' }),
   }),
   defineBrowserTool({
     name: 'scroll',
@@ -155,23 +122,10 @@ export const BROWSER_TOOLS = [
         ref: ref.optional().describe('Scroll this element into view instead.'),
       })
       .strict(),
-    run: async (args, env) => {
-      if (args.ref) {
-        await (await resolveRef(env.session, args.ref)).scrollIntoViewIfNeeded({ timeout: ACTION_TIMEOUT_MS });
-        return { text: `Scrolled [${args.ref}] into view.` };
-      }
-      const sign = args.direction === 'up' ? -1 : 1;
-      const position = await env.session.page.evaluate(
-        (screens) => {
-          window.scrollBy(0, screens * window.innerHeight);
-          return { y: Math.round(window.scrollY), height: document.documentElement.scrollHeight, viewport: window.innerHeight };
-        },
-        sign * (args.screens ?? 1),
-      );
-      return {
-        text: `Scrolled ${args.direction ?? 'down'}; now at ${position.y} px of ${position.height} px (viewport ${position.viewport} px).`,
-      };
-    },
+    run: (args, env) =>
+      args.ref
+        ? perform(env, { ref: args.ref, method: 'scroll' })
+        : perform(env, { method: 'scroll', arguments: { direction: args.direction ?? 'down', screens: args.screens } }),
   }),
   defineBrowserTool({
     name: 'wait',
@@ -183,16 +137,12 @@ export const BROWSER_TOOLS = [
         timeoutMs: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Longest wait for the text (default 10000).'),
       })
       .strict(),
-    run: async (args, env) => {
-      if (args.text !== undefined) {
-        const timeout = args.timeoutMs ?? ACTION_TIMEOUT_MS;
-        await env.session.page.getByText(env.variables.substitute(args.text)).first().waitFor({ state: 'visible', timeout });
-        return { text: `"${args.text}" is visible.` };
-      }
-      if (args.ms === undefined) throw new ServiceError('invalid_argument', 'Give ms (time to wait) or text (to wait for).');
-      await sleep(args.ms, env.signal);
-      return { text: `Waited ${args.ms} ms.` };
-    },
+    run: (args, env) =>
+      perform(
+        env,
+        { method: 'wait', arguments: args.text !== undefined ? { text: args.text } : args.ms !== undefined ? { ms: args.ms } : {} },
+        args.timeoutMs,
+      ),
   }),
   defineBrowserTool({
     name: 'extract',
@@ -237,9 +187,10 @@ export const BROWSER_TOOLS = [
   }),
 ] as unknown as BrowserTool[];
 
-/** Waits for a navigation the action may have started to load; a page that keeps loading is read as it is. */
-async function settle(page: Page): Promise<void> {
-  await page.waitForLoadState('load', { timeout: SETTLE_TIMEOUT_MS }).catch(() => undefined);
+/** Browser tools are act's methods: one implementation (src/core/act), the tool's answer is its message. */
+async function perform(env: ToolEnv, action: Action, timeoutMs?: number): Promise<ToolOutcome> {
+  const performed = await performAction(env.session, action, { timeoutMs, signal: env.signal, variables: env.variables });
+  return { text: performed.message };
 }
 
 export function clip(text: string, max = MAX_RESULT_CHARS): string {

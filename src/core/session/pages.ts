@@ -24,13 +24,26 @@ export interface SessionPagesOptions {
   isClosed: () => boolean;
 }
 
+/** One tab of a session: its id (stable while it is open) and page. */
+export interface TabInfo {
+  tabId: string;
+  url: string;
+  active: boolean;
+}
+
+/** Most tabs a session keeps; a popup beyond it is closed and reported as under the close policy. */
+export const MAX_TABS = 10;
+
 /**
- * The pages a session keeps and their recovery: today one current page, which a crash or a script that never
- * yields gets replaced by a fresh blank page so the session stays usable. Every page is watched the same way.
+ * The pages a session keeps (its tabs; one unless popups become tabs or newTab opens one) and their recovery: a
+ * crashed page or one whose script never yields is replaced by a fresh blank page under the same tab id, so the
+ * session stays usable. Every page is watched the same way.
  * A lost browser host is the one loss there is no recovering from: the pages are gone with it.
  */
 export class SessionPages {
   private active: WatchedPage;
+  private readonly tabs = new Map<string, WatchedPage>();
+  private nextTab = 0;
   private opening = false;
   /** The unresponsive-page check, awaited before the next operation. */
   private probe: Promise<void> | undefined;
@@ -39,16 +52,87 @@ export class SessionPages {
     private readonly options: SessionPagesOptions,
     page: Page,
   ) {
-    this.active = this.watch(page);
+    this.active = this.addTab(page);
   }
 
   get current(): WatchedPage {
     return this.active;
   }
 
-  /** Whether a page the context reports is the session's own (a replacement being opened arrives before newPage resolves). */
+  /** Whether a page the context reports is the session's own (a replacement or new tab being opened arrives before newPage resolves). */
   owns(page: Page): boolean {
-    return page === this.active.page || this.opening;
+    return this.opening || [...this.tabs.values()].some((tab) => tab.page === page);
+  }
+
+  list(): TabInfo[] {
+    return [...this.tabs].map(([tabId, tab]) => ({ tabId, url: tab.page.url(), active: tab === this.active }));
+  }
+
+  get count(): number {
+    return this.tabs.size;
+  }
+
+  /** Keeps a popup as a tab (not selected: the caller's page stays the one acted on); false when the tab limit is reached. */
+  adopt(page: Page): string | undefined {
+    if (this.tabs.size >= MAX_TABS) return undefined;
+    const watched = this.addTab(page);
+    return this.tabIdOf(watched);
+  }
+
+  /** Opens a blank tab and selects it. */
+  async open(): Promise<string> {
+    if (this.tabs.size >= MAX_TABS)
+      throw new ServiceError('invalid_argument', `A session keeps at most ${MAX_TABS} tabs; close one first.`);
+    this.opening = true;
+    let page: Page;
+    try {
+      page = await this.options.context.newPage();
+    } finally {
+      this.opening = false;
+    }
+    this.active = this.addTab(page);
+    return this.tabIdOf(this.active);
+  }
+
+  select(tabId: string): void {
+    this.active = this.tab(tabId);
+  }
+
+  /** Closes a tab; the last one cannot be closed (a session always has a page). Closing the selected tab selects the newest other. */
+  async close(tabId: string): Promise<void> {
+    const tab = this.tab(tabId);
+    if (this.tabs.size === 1)
+      throw new ServiceError('invalid_argument', `Tab ${tabId} is the session's only tab; end the session instead.`);
+    this.forget(tab);
+    await withTimeout(tab.page.close({ runBeforeUnload: false }), CLOSE_TIMEOUT_MS, () => new Error('page close timed out')).catch(
+      () => undefined,
+    );
+  }
+
+  private tab(tabId: string): WatchedPage {
+    const tab = this.tabs.get(tabId);
+    if (!tab) throw new ServiceError('invalid_argument', `No tab "${tabId}"; the tabs are ${[...this.tabs.keys()].join(', ')}.`);
+    return tab;
+  }
+
+  private tabIdOf(watched: WatchedPage): string {
+    for (const [tabId, tab] of this.tabs) if (tab === watched) return tabId;
+    throw new Error('page is not a tab of the session');
+  }
+
+  private addTab(page: Page, tabId = `t${this.nextTab++}`): WatchedPage {
+    const watched = this.watch(page);
+    this.tabs.set(tabId, watched);
+    // A page that closes itself (window.close()) leaves the tabs; the session keeps a page.
+    page.once('close', () => {
+      if (this.tabs.get(tabId) === watched && this.tabs.size > 1) this.forget(watched);
+    });
+    return watched;
+  }
+
+  private forget(watched: WatchedPage): void {
+    this.tabs.delete(this.tabIdOf(watched));
+    if (this.active === watched) this.active = [...this.tabs.values()].at(-1)!;
   }
 
   /** "local", or the browser host endpoint without credentials. */
@@ -125,6 +209,7 @@ export class SessionPages {
 
   private async replace(): Promise<void> {
     const old = this.active.page;
+    const tabId = this.tabIdOf(this.active);
     let page: Page;
     this.opening = true;
     try {
@@ -132,7 +217,7 @@ export class SessionPages {
     } finally {
       this.opening = false;
     }
-    this.active = this.watch(page);
+    this.active = this.addTab(page, tabId);
     await withTimeout(old.close({ runBeforeUnload: false }), CLOSE_TIMEOUT_MS, () => new Error('page close timed out')).catch(
       () => undefined,
     );

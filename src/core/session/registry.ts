@@ -13,6 +13,8 @@ export interface SessionRegistryOptions {
   logger: Logger;
   /** Gives each context its egress proxy when the policy filters. */
   egress?: Egress;
+  /** What a popup becomes: closed and reported (default) or a tab of the session. */
+  popups?: 'close' | 'tab';
 }
 
 /** All live sessions: creation with limits, lookup scoped by owner, serial execution, idle expiry. */
@@ -83,6 +85,7 @@ export class SessionRegistry {
           page,
           logger: this.options.logger,
           watchers: [...this.watchers],
+          popups: this.options.popups ?? 'close',
         });
         egress?.attach(session);
         // Raw CDP calls share the page's one CDP session: open it now, not later beside a busy renderer.

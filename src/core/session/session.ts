@@ -19,6 +19,12 @@ export const FrameInfoSchema = z.object({
   parentFrameId: z.string().nullable().describe('null for the main frame.'),
 });
 
+export const TabInfoSchema = z.object({
+  tabId: z.string().describe('Pass to act selectTab / closeTab.'),
+  url: z.string(),
+  active: z.boolean(),
+});
+
 export const SessionInfoSchema = z.object({
   id: z.string().describe('Session id; pass it to every other operation.'),
   mainFrameId: z.string().describe('Frame id of the top-level frame.'),
@@ -32,6 +38,7 @@ export const SessionInfoSchema = z.object({
   state: z
     .enum(['open', 'lost'])
     .describe('lost: the browser host went away with the pages; operations answer browser_unavailable; end it with session_end.'),
+  tabs: z.array(TabInfoSchema).describe('The pages of the session; operations act on the active one.'),
 });
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 
@@ -47,6 +54,8 @@ export interface SessionOptions {
   logger: Logger;
   /** Called for every page the session keeps, from its creation on. */
   watchers: readonly PageWatcher[];
+  /** What a popup becomes: closed and reported, or a tab. */
+  popups: 'close' | 'tab';
 }
 
 /** One isolated browser session: a BrowserContext and its page, owned by one caller, with its operations in one queue. */
@@ -83,7 +92,15 @@ export class Session {
       options.page,
     );
     this.context.on('page', (popup) => {
-      if (!this.pages.owns(popup)) closePopup(popup, this.log);
+      if (this.pages.owns(popup)) return;
+      const tabId = options.popups === 'tab' ? this.pages.adopt(popup) : undefined;
+      if (tabId === undefined) closePopup(popup, this.log);
+      else
+        this.log.record({
+          type: 'popup',
+          message: `A popup opened as tab ${tabId}; act selectTab {tabId: "${tabId}"} to use it.`,
+          url: popup.url(),
+        });
     });
   }
 
@@ -161,6 +178,7 @@ export class Session {
       recentEvents: this.log.all.slice(-10),
       host: this.pages.hostName,
       state: this.pages.hostLoss() ? 'lost' : 'open',
+      tabs: this.pages.list(),
     };
   }
 

@@ -6,6 +6,7 @@ import type { Session } from '../sessions.js';
 import { fetchAXTree, name, type AXTree } from './ax.js';
 import { bounded, DEFAULT_CALL_TIMEOUT_MS, pageSession, type Cdp } from './cdp.js';
 import { readHiddenText } from './hidden.js';
+import { rememberRead } from './last-read.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
 import { REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer, type FrameSlot } from './render.js';
@@ -72,7 +73,10 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const title = tree.document === undefined ? name(tree.root) : await bounded(page.title(), callTimeoutMs, 'reading the title');
   const refs = new Map<string, ElementRef>();
   for (const [ref, { backendNodeId: _unused, ...element }] of targets) refs.set(ref, element);
-  return { text: flatten(renderer.lines).join('\n'), refs, url: page.url(), title };
+  const text = flatten(renderer.lines).join('\n');
+  const url = page.url();
+  if (scope === undefined) rememberRead(session, { text, url, document: tree.root.backendDOMNodeId, iframes: options.iframes ?? false });
+  return { text, refs, url, title };
 }
 
 /**

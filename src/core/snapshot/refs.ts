@@ -49,6 +49,14 @@ function registerEngine(): Promise<void> {
   return registered;
 }
 
+/** The element a ref of the latest snapshot stands for, without touching the page; undefined when the ref is unknown. */
+export function refTarget(session: Session, ref: string): ElementRef | undefined {
+  const target = session.state.get(REFS).get(ref.trim().replace(/^\[|\]$/g, ''));
+  if (!target) return undefined;
+  const { backendNodeId: _unused, ...element } = target;
+  return element;
+}
+
 /** Turns a ref of the latest snapshot into a Locator: registers the DOM node in the page's ref table via CDP. */
 export async function resolveRefLocator(session: Session, ref: string): Promise<Locator> {
   await registerEngine();
@@ -56,11 +64,11 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
   const target = session.state.get(REFS).get(cleaned);
   if (!target) {
     throw new ServiceError(
-      'invalid_argument',
+      'ref_not_found',
       `Unknown element ref "${ref}". Refs look like "0-41" and come from the latest page text; read the page again to get fresh ones.`,
     );
   }
-  const frame = session.frame(target.frameId);
+  const frame = liveFrame(session, target, cleaned);
   const { cdp, detach } = await cdpFor(session, frame);
   try {
     let objectId: string | undefined;
@@ -73,8 +81,8 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
     }
     if (!objectId) {
       throw new ServiceError(
-        'invalid_argument',
-        `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page; read the page again to get fresh refs.`,
+        'ref_not_found',
+        `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page (it changed since the ref was read); read the page again to get fresh refs.`,
       );
     }
     const registered = await cdp.send<{ result: { value?: unknown } }>('Runtime.callFunctionOn', {
@@ -86,8 +94,8 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
     if (registered.result.value !== true) {
       await cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
       throw new ServiceError(
-        'invalid_argument',
-        `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page; read the page again to get fresh refs.`,
+        'ref_not_found',
+        `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page (it changed since the ref was read); read the page again to get fresh refs.`,
       );
     }
     await cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
@@ -95,6 +103,18 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
     await detach?.();
   }
   return frame.locator(`${ENGINE}=${cleaned}`);
+}
+
+/** The ref's frame; a frame that has gone makes the ref stale, not the caller's frame id wrong. */
+function liveFrame(session: Session, target: RefTarget, ref: string): Frame {
+  try {
+    return session.frame(target.frameId);
+  } catch {
+    throw new ServiceError(
+      'ref_not_found',
+      `Element [${ref}] (${target.role} "${target.name}") was in a frame that is no longer on the page; read the page again to get fresh refs.`,
+    );
+  }
 }
 
 async function cdpFor(session: Session, frame: Frame): Promise<{ cdp: Cdp; detach?: () => Promise<void> }> {

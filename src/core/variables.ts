@@ -1,4 +1,4 @@
-/** %name% placeholders: the model only ever sees and writes the placeholder; the value is put in just before the browser acts. */
+/** %name% placeholders (the agent and act): the model only ever sees and writes the placeholder; the value is put in just before the browser acts. */
 export class Variables {
   private readonly entries: Array<[string, string]>;
 

@@ -1,0 +1,131 @@
+/**
+ * Tokens of a scripted five-action task for a client's model: one that reads the page once and then works from the
+ * act results' text (what the MCP act tool answers), against one that reads the whole page text after every action.
+ * Actions are picked from observe(): fields filled, boxes checked, options selected, then page scrolls; the login
+ * flow submits and lands on another page. Target: the first costs at most 40% of the second.
+ */
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { actResultText, type Action, type ObservedAction } from '../src/core/act/index.js';
+import { silentLogger } from '../src/core/logger.js';
+import { BrowserService } from '../src/core/service.js';
+import { startSiteServer } from '../test/fixtures/site-server.js';
+import { printTable } from './table.js';
+
+// The saved real pages beside the repository, or beside the worktrees' parent in this workplace.
+const CORPUS_DIR =
+  process.env.PAGETEXT_CORPUS ??
+  ['../../shared/corpus', '../../../shared/corpus']
+    .map((path) => fileURLToPath(new URL(path, import.meta.url)))
+    .find((dir) => existsSync(dir)) ??
+  '';
+const CORPUS_PAGES = ['ars-1', 'wikipedia-2', 'nytimes-1', 'theverge', 'mozilla-1'];
+const OWNER = 'bench';
+const STEPS = 5;
+
+/** Five actions from what observe offers: fill up to two fields, check a box, select an option, then scroll down. */
+function script(actions: ObservedAction[]): Action[] {
+  const picked: Action[] = [];
+  const fields = actions.filter((action) => action.method === 'fill' && /textbox|searchbox/.test(action.description)).slice(0, 2);
+  for (const [i, field] of fields.entries())
+    picked.push({ ...field, arguments: { value: i ? 'alice@example.com' : 'browser automation' } });
+  const box = actions.find((action) => action.method === 'check');
+  if (box) picked.push(box);
+  const select = actions.find((action) => action.method === 'selectOption' && / options: .* \| /.test(action.description));
+  if (select) picked.push({ ...select, arguments: { values: [select.description.split(' options: ')[1]!.split(' | ')[1]!] } });
+  while (picked.length < STEPS) picked.push({ method: 'scroll', arguments: { direction: 'down' } });
+  return picked.slice(0, STEPS);
+}
+
+interface Task {
+  page: string;
+  url: string;
+  /** Fixed actions by description (the login flow); otherwise picked by `script`. */
+  fixed?: Array<{ match: RegExp; arguments?: Record<string, unknown> }>;
+}
+
+async function measure(service: BrowserService, task: Task): Promise<Array<string | number>> {
+  const { id } = await service.startSession(OWNER);
+  try {
+    await service.navigate(OWNER, id, { url: task.url });
+    const read = async () => String(((await service.extract(OWNER, id, {})).result as { pageText: string }).pageText);
+    const first = countTokens(await read());
+    const observed = (await service.observe(OWNER, id, {})).result.actions;
+    const steps: Action[] = task.fixed
+      ? task.fixed.map(({ match, arguments: args }) => {
+          const found = observed.find((action) => match.test(action.description));
+          return found ? { ...found, ...(args ? { arguments: args } : {}) } : { method: 'scroll', arguments: {} };
+        })
+      : script(observed);
+    let fromResults = first;
+    let rereading = first;
+    for (const step of steps) {
+      const { result } = await service.act(OWNER, id, { action: step });
+      fromResults += countTokens(actResultText(result));
+      // The other client sees a one-line confirmation and then reads the whole page again.
+      rereading += countTokens(result.message) + countTokens(await read());
+    }
+    const ratio = fromResults / rereading;
+    return [task.page, first, steps.map((step) => step.method).join(', '), fromResults, rereading, `${(ratio * 100).toFixed(0)}%`];
+  } finally {
+    await service.endSession(OWNER, id);
+  }
+}
+
+function serveCorpus(): Promise<{ origin: string; close: () => void }> {
+  const server = createServer((req, res) => {
+    const path = join(CORPUS_DIR, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
+    if (!path.startsWith(CORPUS_DIR) || !existsSync(path) || statSync(path).isDirectory()) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': path.endsWith('.html') ? 'text/html; charset=utf-8' : 'application/octet-stream' });
+    createReadStream(path).pipe(res);
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }),
+    ),
+  );
+}
+
+export async function run(): Promise<void> {
+  const service = new BrowserService({ logger: silentLogger() });
+  const site = await startSiteServer();
+  const corpus = await serveCorpus();
+  try {
+    const tasks: Task[] = [
+      {
+        page: 'agent/login.html (sign in, then scroll)',
+        url: site.url('/agent/login.html'),
+        fixed: [
+          { match: /textbox: Username/, arguments: { value: 'alice' } },
+          { match: /textbox: Password/, arguments: { value: 'correct horse battery' } },
+          { match: /button: Sign in/ },
+          { match: /^$/ },
+          { match: /^$/ },
+        ],
+      },
+      ...['form.html', 'search.html', 'products.html', 'pricing.html', 'wiki.html'].map((page) => ({
+        page: `pages/${page}`,
+        url: site.url(`/pages/${page}`),
+      })),
+      ...CORPUS_PAGES.filter((dir) => existsSync(join(CORPUS_DIR, dir, 'index.html'))).map((dir) => ({
+        page: `corpus/${dir}`,
+        url: `${corpus.origin}/${dir}/index.html`,
+      })),
+    ];
+    const rows: Array<Array<string | number>> = [];
+    for (const task of tasks) rows.push(await measure(service, task));
+    printTable(
+      'Five actions, o200k tokens a client model reads: from act results vs reading the whole page after each action (target <= 40%)',
+      ['Page', 'Page text', 'Actions', 'Read once + act results', 'Read after every action', 'Ratio'],
+      rows,
+    );
+  } finally {
+    corpus.close();
+    await site.close();
+    await service.close();
+  }
+}

@@ -1,0 +1,207 @@
+import { z } from 'zod';
+
+/**
+ * What act can do. Element methods need a ref; press and scroll take one optionally; history and waiting act on the
+ * page. Kept in one operation (not a tool each) because every tool a client lists costs its model tokens each turn.
+ */
+export const ACT_METHODS = [
+  'click',
+  'dblclick',
+  'fill',
+  'type',
+  'press',
+  'selectOption',
+  'check',
+  'uncheck',
+  'hover',
+  'scroll',
+  'dragTo',
+  'upload',
+  'back',
+  'forward',
+  'reload',
+  'wait',
+  'newTab',
+  'selectTab',
+  'closeTab',
+] as const;
+export const ActMethod = z.enum(ACT_METHODS);
+export type ActMethod = z.infer<typeof ActMethod>;
+
+/** Methods that act on one element and so need its ref. */
+export const ELEMENT_METHODS: ReadonlySet<ActMethod> = new Set([
+  'click',
+  'dblclick',
+  'fill',
+  'type',
+  'selectOption',
+  'check',
+  'uncheck',
+  'hover',
+  'dragTo',
+  'upload',
+]);
+/** Methods on the page as a whole; a ref given with them is ignored. */
+export const PAGE_METHODS: ReadonlySet<ActMethod> = new Set(['back', 'forward', 'reload', 'wait', 'newTab', 'selectTab', 'closeTab']);
+
+const Modifier = z.enum(['Alt', 'Control', 'ControlOrMeta', 'Meta', 'Shift']);
+const ClickArguments = z
+  .object({ button: z.enum(['left', 'right', 'middle']).optional(), modifiers: z.array(Modifier).max(4).optional() })
+  .strict();
+const Empty = z.object({}).strict();
+
+/** Upload content limits: the REST body limit (1 MiB) is lower; the library has no body limit, so the core caps it too. */
+export const MAX_UPLOAD_FILES = 20;
+export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+export const MAX_WAIT_MS = 30_000;
+/** Largest act request a door reads: the largest upload as base64 (4/3 of its bytes) plus 1 MiB for the rest. */
+export const MAX_ACT_INPUT_BYTES = Math.ceil((MAX_UPLOAD_BYTES * 4) / 3) + 1024 * 1024;
+
+export const UploadFile = z
+  .object({
+    name: z.string().min(1).max(255).describe('File name the page sees.'),
+    mimeType: z.string().min(1).max(255).optional().describe('Default application/octet-stream.'),
+    contentBase64: z.string().describe('File content, base64.'),
+  })
+  .strict();
+
+/** The arguments of each method; %name% placeholders in strings are filled from `variables` before these are checked. */
+export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
+  click: ClickArguments,
+  dblclick: ClickArguments,
+  fill: z.object({ value: z.string().describe('Replaces the field text.') }).strict(),
+  type: z.object({ text: z.string().describe('Typed key by key at the end of the field (autocompletes, key handlers).') }).strict(),
+  press: z.object({ key: z.string().min(1).describe('A key or chord: "Enter", "Escape", "Control+A".') }).strict(),
+  selectOption: z.object({ values: z.array(z.string()).min(1).describe('Option values or labels; several for a multi-select.') }).strict(),
+  check: Empty,
+  uncheck: Empty,
+  hover: Empty,
+  scroll: z
+    .object({
+      direction: z.enum(['up', 'down']).optional().describe('Without it, a ref is scrolled into view and the page down.'),
+      screens: z.number().positive().max(20).optional().describe('How far, in viewport (or element) heights; default 1.'),
+    })
+    .strict(),
+  dragTo: z.object({ targetRef: z.string().min(1).describe('Ref of the element to drop onto.') }).strict(),
+  upload: z.object({ files: z.array(UploadFile).min(1).max(MAX_UPLOAD_FILES) }).strict(),
+  back: Empty,
+  forward: Empty,
+  reload: Empty,
+  wait: z
+    .object({
+      text: z.string().min(1).optional().describe('Wait until this text is visible.'),
+      textGone: z.string().min(1).optional().describe('Wait until this text is no longer visible.'),
+      ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Wait this long, ms.'),
+    })
+    .strict(),
+  newTab: z.object({ url: z.string().min(1).describe('Opened in a new tab, which becomes the active one.') }).strict(),
+  selectTab: z.object({ tabId: z.string().min(1).describe('A tabId from the session info or an act result.') }).strict(),
+  closeTab: z.object({ tabId: z.string().min(1) }).strict(),
+};
+
+export const Action = z
+  .object({
+    ref: z.string().min(1).optional().describe('Element ref from the page text or observe, e.g. "0-12".'),
+    method: ActMethod,
+    arguments: z.record(z.string(), z.unknown()).optional().describe('Per method, e.g. fill {value}, press {key}, selectOption {values}.'),
+    description: z.string().optional().describe('Ignored: lets an observe result be passed as is.'),
+  })
+  .strict();
+export type Action = z.infer<typeof Action>;
+
+export const ActRequest = z
+  .object({
+    action: Action.optional().describe('What to do, deterministically (no model): an observe result as is, or {ref, method, arguments}.'),
+    instruction: z.string().min(1).optional().describe('What to do in words ("click the sign-in button"); a model picks the action.'),
+    variables: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('Values for %name% placeholders in arguments, filled in after inference and never shown to a model.'),
+    modelName: z.string().min(1).optional(),
+    modelClientOptions: z.record(z.string(), z.unknown()).optional(),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(120_000)
+      .optional()
+      .describe('Longest wait for the element to be actionable, ms (default 10000).'),
+    maxTokens: z
+      .number()
+      .int()
+      .min(0)
+      .max(200_000)
+      .optional()
+      .describe('Budget for the page change in the result, o200k tokens (default 2000).'),
+  })
+  .strict();
+export type ActRequest = z.infer<typeof ActRequest>;
+
+export const ActResult = z.object({
+  success: z.boolean(),
+  message: z.string().describe('What was done, in one sentence.'),
+  action: z.object({
+    ref: z.string().optional(),
+    method: ActMethod,
+    arguments: z.record(z.string(), z.unknown()).describe('As given or inferred: %name% placeholders stay placeholders.'),
+    description: z.string(),
+  }),
+  url: z.string(),
+  title: z.string(),
+  pageChanged: z.boolean().describe('The page text or URL differs from before the action.'),
+  navigated: z.boolean().describe('The page now shows another document: pageText is the new page.'),
+  diff: z
+    .object({ added: z.array(z.string()), removed: z.array(z.string()) })
+    .optional()
+    .describe('Lines of the page text added and removed since the last read (same document).'),
+  pageText: z.string().optional().describe('The page text after the action, when it navigated or the page had not been read before.'),
+  truncated: z.string().optional().describe('Says what was cut to stay within maxTokens.'),
+  tabs: z
+    .array(z.object({ tabId: z.string(), url: z.string(), active: z.boolean() }))
+    .optional()
+    .describe("The session's tabs, when it has more than one."),
+});
+export type ActResult = z.infer<typeof ActResult>;
+
+export const ObserveRequest = z
+  .object({
+    instruction: z.string().min(1).optional().describe('Which elements to find, in words; without it every interactive element.'),
+    selector: z.string().min(1).optional().describe('XPath limiting the search to one subtree.'),
+    iframes: z.boolean().optional().describe('Include iframe content (default false).'),
+    modelName: z.string().min(1).optional(),
+    modelClientOptions: z.record(z.string(), z.unknown()).optional(),
+    domSettleTimeoutMs: z.number().int().min(0).max(300_000).optional(),
+  })
+  .strict();
+export type ObserveRequest = z.infer<typeof ObserveRequest>;
+
+export const ObservedAction = z.object({
+  ref: z.string(),
+  description: z.string(),
+  method: ActMethod,
+  arguments: z.record(z.string(), z.unknown()),
+});
+export type ObservedAction = z.infer<typeof ObservedAction>;
+
+export const ObserveResult = z.object({ actions: z.array(ObservedAction) });
+export type ObserveResult = z.infer<typeof ObserveResult>;
+
+export const ScreenshotRequest = z
+  .object({
+    fullPage: z.boolean().optional().describe('The whole page (down to a height cap) instead of the viewport.'),
+    ref: z.string().min(1).optional().describe('Only this element.'),
+    format: z.enum(['png', 'jpeg']).optional().describe('Default png.'),
+    quality: z.number().int().min(0).max(100).optional().describe('JPEG quality (default 80).'),
+  })
+  .strict();
+export type ScreenshotRequest = z.infer<typeof ScreenshotRequest>;
+
+export const ScreenshotInfo = z.object({
+  mimeType: z.enum(['image/png', 'image/jpeg']),
+  width: z.number().int(),
+  height: z.number().int(),
+  bytes: z.number().int(),
+  scale: z.number().describe('Image pixels per CSS pixel; below 1 when scaled down to the size caps.'),
+  clipped: z.boolean().describe('A full page taller than the height cap was cut at it.'),
+});
+export type ScreenshotInfo = z.infer<typeof ScreenshotInfo>;

@@ -1,0 +1,125 @@
+import { ServiceError } from '../errors.js';
+import type { Session } from '../sessions.js';
+import { DEFAULT_CALL_TIMEOUT_MS, pageSession, type Cdp } from '../snapshot/cdp.js';
+import { resolveRef } from '../snapshot/index.js';
+import { actionError } from './errors.js';
+import { ACTION_TIMEOUT_MS } from './perform.js';
+import type { ScreenshotInfo, ScreenshotRequest } from './schema.js';
+
+/**
+ * Size caps, so a full-page screenshot of a huge page cannot flood a client or its model: the longest side is scaled
+ * down to 2,000 px (models downscale larger images anyway), a full page is cut at 8,000 CSS px of height, and an image
+ * over 2 MiB is re-encoded as JPEG at lower quality, then scaled down further.
+ */
+export const SCREENSHOT_LIMITS = { maxSide: 2_000, maxBytes: 2 * 1024 * 1024, maxFullPageHeight: 8_000 } as const;
+const DEFAULT_JPEG_QUALITY = 80;
+const MAX_ATTEMPTS = 6;
+
+export interface Screenshot extends ScreenshotInfo {
+  image: Buffer;
+}
+
+interface Region {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** A screenshot of the viewport, the full page or one element (by ref), within SCREENSHOT_LIMITS. */
+export async function screenshot(session: Session, req: ScreenshotRequest = {}): Promise<Screenshot> {
+  const cdp = await pageSession(session.watched, DEFAULT_CALL_TIMEOUT_MS);
+  const { region, clipped, beyondViewport } = await regionOf(session, cdp, req);
+  let format = req.format ?? 'png';
+  let quality = req.quality ?? DEFAULT_JPEG_QUALITY;
+  let scale = Math.min(1, SCREENSHOT_LIMITS.maxSide / Math.max(region.width, region.height));
+  for (let attempt = 1; ; attempt++) {
+    const { data } = await cdp.send<{ data: string }>('Page.captureScreenshot', {
+      format,
+      ...(format === 'jpeg' ? { quality } : {}),
+      clip: { ...region, scale },
+      captureBeyondViewport: beyondViewport,
+    });
+    const image = Buffer.from(data, 'base64');
+    if (image.length <= SCREENSHOT_LIMITS.maxBytes || attempt === MAX_ATTEMPTS) {
+      const { width, height } = imageSize(image);
+      return { image, mimeType: format === 'png' ? 'image/png' : 'image/jpeg', width, height, bytes: image.length, scale, clipped };
+    }
+    // Too large: JPEG first (photos and gradients compress 5-10x), then lower quality, then fewer pixels.
+    if (format === 'png') format = 'jpeg';
+    else if (quality > 40) quality = Math.max(40, quality - 20);
+    else scale *= 0.7;
+  }
+}
+
+async function regionOf(
+  session: Session,
+  cdp: Cdp,
+  req: ScreenshotRequest,
+): Promise<{ region: Region; clipped: boolean; beyondViewport: boolean }> {
+  const metrics = await cdp.send<{
+    cssContentSize: { width: number; height: number };
+    cssVisualViewport: { pageX: number; pageY: number; clientWidth: number; clientHeight: number };
+  }>('Page.getLayoutMetrics');
+  const view = metrics.cssVisualViewport;
+  if (req.ref) {
+    const box = await elementBox(session, req.ref);
+    // Page.captureScreenshot's clip is in document coordinates; boundingBox is relative to the viewport.
+    const region = clamp({ x: box.x + view.pageX, y: box.y + view.pageY, width: box.width, height: box.height }, metrics.cssContentSize);
+    const clipped = region.height > SCREENSHOT_LIMITS.maxFullPageHeight;
+    if (clipped) region.height = SCREENSHOT_LIMITS.maxFullPageHeight;
+    return { region, clipped, beyondViewport: true };
+  }
+  if (req.fullPage) {
+    const { width, height } = metrics.cssContentSize;
+    const clipped = height > SCREENSHOT_LIMITS.maxFullPageHeight;
+    const region = {
+      x: 0,
+      y: 0,
+      width: Math.max(1, Math.ceil(width)),
+      height: Math.max(1, Math.ceil(Math.min(height, SCREENSHOT_LIMITS.maxFullPageHeight))),
+    };
+    return { region, clipped, beyondViewport: true };
+  }
+  return {
+    region: { x: view.pageX, y: view.pageY, width: view.clientWidth, height: view.clientHeight },
+    clipped: false,
+    beyondViewport: false,
+  };
+}
+
+async function elementBox(session: Session, ref: string): Promise<Region> {
+  const target = `[${ref}]`;
+  try {
+    const element = await resolveRef(session, ref);
+    await element.scrollIntoViewIfNeeded({ timeout: ACTION_TIMEOUT_MS });
+    const box = await element.boundingBox({ timeout: ACTION_TIMEOUT_MS });
+    if (!box || box.width < 1 || box.height < 1)
+      throw new ServiceError('invalid_argument', `Element ${target} has no visible area to take a screenshot of.`);
+    return box;
+  } catch (err) {
+    throw actionError(err, { method: 'screenshot', target, timeoutMs: ACTION_TIMEOUT_MS });
+  }
+}
+
+function clamp(region: Region, page: { width: number; height: number }): Region {
+  const x = Math.max(0, region.x);
+  const y = Math.max(0, region.y);
+  const right = Math.min(region.x + region.width, Math.max(page.width, x + 1));
+  const bottom = Math.min(region.y + region.height, Math.max(page.height, y + 1));
+  return { x, y, width: Math.max(1, right - x), height: Math.max(1, bottom - y) };
+}
+
+/** Width and height from a PNG (IHDR) or JPEG (SOF marker) header. */
+export function imageSize(image: Buffer): { width: number; height: number } {
+  if (image.length >= 24 && image.readUInt32BE(0) === 0x89504e47) return { width: image.readUInt32BE(16), height: image.readUInt32BE(20) };
+  for (let i = 2; i + 9 < image.length;) {
+    if (image[i] !== 0xff) break;
+    const marker = image[i + 1]!;
+    // SOF0-SOF15 carry the frame size, except DHT (C4), JPG (C8) and DAC (CC).
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
+      return { height: image.readUInt16BE(i + 5), width: image.readUInt16BE(i + 7) };
+    i += 2 + image.readUInt16BE(i + 2);
+  }
+  throw new ServiceError('internal', 'The browser returned an image of an unknown format.');
+}

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_ACT_BODY_BYTES } from '../src/http/schemas.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { api, readSse, startHttp, type TestHttp } from './http-fixture.js';
+
+interface Observed {
+  ref: string;
+  description: string;
+  method: string;
+  arguments: Record<string, unknown>;
+}
+
+describe('act, observe and screenshot over REST (default popup policy)', () => {
+  let http: TestHttp;
+  let site: SiteServer;
+  let id: string;
+
+  const post = (path: string, body: unknown) => api(http.url, 'POST', `/v1/sessions/${id}${path}`, { body });
+  const observe = async (): Promise<Observed[]> => {
+    const res = await post('/observe', {});
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    return res.json.data.result.actions;
+  };
+  const find = (actions: Observed[], pattern: RegExp) => actions.find((action) => pattern.test(action.description))!;
+  const screenshot = (body: unknown) =>
+    fetch(`${http.url}/v1/sessions/${id}/screenshot`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    site = await startSiteServer();
+    http = await startHttp();
+    id = (await api(http.url, 'POST', '/v1/sessions/start', { body: {} })).json.data.id;
+  });
+  afterAll(async () => {
+    await http?.close();
+    await site?.close();
+  });
+
+  it('fills and submits a login form by refs; act answers the envelope, and streams as SSE on request', async () => {
+    await post('/navigate', { url: site.url('/agent/login.html') });
+    const actions = await observe();
+    const filled = await post('/act', { action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } });
+    expect(filled.status).toBe(200);
+    expect(filled.json).toMatchObject({
+      success: true,
+      data: { actionId: expect.any(String), result: { success: true, pageChanged: true } },
+    });
+    expect(filled.json.data.result.diff.added.join('\n')).toContain('alice');
+    await post('/act', { action: { ...find(actions, /textbox: Password/), arguments: { value: 'correct horse battery' } } });
+    const res = await fetch(`${http.url}/v1/sessions/${id}/act`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-stream-response': 'true' },
+      body: JSON.stringify({ action: find(actions, /button: Sign in/) }),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = await readSse(res);
+    const finished = events.find((event) => event.event === 'finished')!;
+    expect(finished.data.data.result).toMatchObject({ navigated: true, url: site.url('/agent/account.html') });
+    expect(finished.data.data.result.pageText).toContain('Signed in as alice');
+  });
+
+  it('answers a screenshot as image bytes with their content type and size headers', async () => {
+    const png = await screenshot({});
+    expect(png.status).toBe(200);
+    expect(png.headers.get('content-type')).toBe('image/png');
+    const bytes = Buffer.from(await png.arrayBuffer());
+    expect(bytes.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect([bytes.readUInt32BE(16), bytes.readUInt32BE(20)]).toEqual([1280, 800]);
+    expect([png.headers.get('x-image-width'), png.headers.get('x-image-height')]).toEqual(['1280', '800']);
+    const jpeg = await screenshot({ format: 'jpeg', quality: 50 });
+    expect(jpeg.headers.get('content-type')).toBe('image/jpeg');
+    expect(Buffer.from(await jpeg.arrayBuffer()).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    const bad = await screenshot({ format: 'gif' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.code).toBe('invalid_argument');
+  });
+
+  it('answers ref_not_found 404, invalid_argument 400, action_timeout 408 and 413 over the body limit; the session stays usable', async () => {
+    await post('/navigate', { url: site.url('/act/widgets.html') });
+    const actions = await observe();
+    const unknown = await post('/act', { action: { ref: '0-9999', method: 'click' } });
+    expect([unknown.status, unknown.json.error.code]).toEqual([404, 'ref_not_found']);
+    expect(unknown.json.error.message).toMatch(/read the page again/);
+    const misfit = await post('/act', { action: { ...find(actions, /button: Add one/), method: 'check' } });
+    expect([misfit.status, misfit.json.error.code]).toEqual([400, 'invalid_argument']);
+    const both = await post('/act', { action: find(actions, /button: Add one/), instruction: 'click it' });
+    expect([both.status, both.json.error.code]).toEqual([400, 'invalid_argument']);
+    const covered = await post('/act', { action: find(actions, /button: Pay now/), timeoutMs: 500 });
+    expect([covered.status, covered.json.error.code]).toEqual([408, 'action_timeout']);
+    const huge = 'A'.repeat(MAX_ACT_BODY_BYTES);
+    const tooBig = await post('/act', {
+      action: { ...find(actions, /Attachment/), method: 'upload', arguments: { files: [{ name: 'big.bin', contentBase64: huge }] } },
+    });
+    expect([tooBig.status, tooBig.json.error.code]).toEqual([413, 'payload_too_large']);
+    const upload = await post('/act', {
+      action: {
+        ...find(actions, /Attachment/),
+        method: 'upload',
+        arguments: { files: [{ name: 'note.txt', mimeType: 'text/plain', contentBase64: Buffer.from('hello file').toString('base64') }] },
+      },
+    });
+    expect(upload.status, JSON.stringify(upload.json)).toBe(200);
+    expect(upload.json.data.result.diff.added.join('\n')).toContain('Uploaded note.txt (10 bytes, text/plain): hello file');
+    const added = await post('/act', { action: find(actions, /button: Add one/) });
+    expect(added.json.data.result.diff.added.join('\n')).toContain('Clicked 1 times');
+  });
+
+  it('still closes popups by default and keeps one tab', async () => {
+    const nav = await post('/navigate', { url: site.url('/popup.html') });
+    expect(nav.status).toBe(200);
+    await expect
+      .poll(async () =>
+        (await api(http.url, 'GET', `/v1/sessions/${id}`)).json.data.recentEvents.some((e: { type: string }) => e.type === 'popup'),
+      )
+      .toBe(true);
+    expect((await api(http.url, 'GET', `/v1/sessions/${id}`)).json.data.tabs).toEqual([
+      { tabId: expect.any(String), url: site.url('/popup.html'), active: true },
+    ]);
+  });
+
+  it('describes the three routes in the OpenAPI document', async () => {
+    const doc = (await api(http.url, 'GET', '/v1/openapi.json')).json;
+    expect(doc.paths['/v1/sessions/{id}/act'].post.responses['200'].content).toHaveProperty('text/event-stream');
+    expect(doc.paths['/v1/sessions/{id}/observe'].post.requestBody).toBeDefined();
+    expect(Object.keys(doc.paths['/v1/sessions/{id}/screenshot'].post.responses['200'].content)).toEqual(['image/png', 'image/jpeg']);
+    expect(doc.components.schemas.SessionActResponse).toBeDefined();
+  });
+});
