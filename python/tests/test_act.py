@@ -142,6 +142,18 @@ class ActTest(SessionTestCase):
             self.session.page.act("click it", instruction="click it")
         self.assertIn("Clicked 1 times", self.session.page.act(add).diff.added)  # type: ignore[union-attr]
 
+    def test_timeout_ms_and_max_tokens_reach_the_server(self) -> None:
+        self.session.navigate(site("/act/widgets.html"))
+        actions = self.session.page.observe()
+        with self.assertRaises(ServiceError) as covered:
+            self.session.page.act(find(actions, r"button: Pay now"), timeout_ms=500)
+        self.assertEqual((covered.exception.code, covered.exception.status), ("action_timeout", 408))
+        many = self.session.page.act(find(actions, r"button: Load many"), max_tokens=100)
+        self.assertRegex(many.truncated or "", r"^Cut to maxTokens 100: added: \d+ of 300 lines shown")
+        [tab] = self.session.refresh().tabs
+        self.assertEqual((tab.url, tab.active), (site("/act/widgets.html"), True))
+        self.assertIsNone(many.tabs)  # act results list tabs only when the session has more than one
+
     def test_a_streamed_act_yields_its_events_and_the_result(self) -> None:
         self.session.navigate(site("/act/widgets.html"))
         add = find(self.session.page.observe(), r"button: Add one")
