@@ -11,24 +11,33 @@
 from ._transport import EventStream
 from .client import Client, Sessions
 from .errors import ServiceError
-from .session import Agent, Page, Session
+from .page import Page
+from .session import Agent, Session
 from .sse import SseMessage, SseParser
 from .types import (
+    ActResult,
     AgentAction,
     AgentResult,
     FrameInfo,
     NavigateResponse,
     NavigateResultOutput,
     NavigationResponse,
+    ObserveAction,
+    ObserveResult,
+    PageDiff,
     PageEvent,
+    PerformedAction,
+    Screenshot,
     SessionInfo,
     StreamEvent,
+    TabInfo,
     Usage,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ActResult",
     "Agent",
     "AgentAction",
     "AgentResult",
@@ -38,8 +47,13 @@ __all__ = [
     "NavigateResponse",
     "NavigateResultOutput",
     "NavigationResponse",
+    "ObserveAction",
+    "ObserveResult",
     "Page",
+    "PageDiff",
     "PageEvent",
+    "PerformedAction",
+    "Screenshot",
     "ServiceError",
     "Session",
     "SessionInfo",
@@ -47,5 +61,6 @@ __all__ = [
     "SseMessage",
     "SseParser",
     "StreamEvent",
+    "TabInfo",
     "Usage",
 ]

@@ -17,6 +17,11 @@ USER_AGENT = "browser-session-mcp-python/0.1.0"
 _TERMINAL_EVENTS = ("finished", "error")
 
 
+def compact(values: Dict[str, Any]) -> Dict[str, Any]:
+    """A request body without the keys whose value is None: options not given are left to the server's defaults."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
 class Transport:
     """Sends requests to one service address with one API key."""
 
@@ -41,6 +46,20 @@ class Transport:
             conn.close()
         return _parse(response.status, response.getheader("content-type", ""), raw, self._what(method, path))
 
+    def request_bytes(self, path: str, body: Dict[str, Any], accept: str) -> "tuple[bytes, http.client.HTTPResponse]":
+        """POSTs and returns the raw bytes of a 2xx answer whose content type is not JSON (an image) with the response
+        for its headers; an error body raises ServiceError as ``request`` does."""
+        conn, response = self._open("POST", path, body, stream=False, accept=accept)
+        try:
+            raw = self._read(response, path)
+        finally:
+            conn.close()
+        content_type = response.getheader("content-type", "")
+        if 200 <= response.status < 300 and not content_type.startswith("application/json"):
+            return raw, response
+        parsed = _parse(response.status, content_type, raw, self._what("POST", path))
+        raise ServiceError("invalid_response", f"Expected {accept} from {path}, got JSON: {str(parsed)[:200]}", response.status)
+
     def stream(self, path: str, body: Dict[str, Any]) -> "EventStream":
         """POSTs with ``x-stream-response: true``; errors found before the stream opens raise here."""
         conn, response = self._open("POST", path, body, stream=True)
@@ -58,9 +77,10 @@ class Transport:
         return f"{method} {self.base_url}{path}"
 
     def _open(
-        self, method: str, path: str, body: Optional[Dict[str, Any]], stream: bool
+        self, method: str, path: str, body: Optional[Dict[str, Any]], stream: bool, accept: Optional[str] = None
     ) -> "tuple[http.client.HTTPConnection, http.client.HTTPResponse]":
-        headers = {"accept": "text/event-stream" if stream else "application/json", "user-agent": USER_AGENT}
+        accept = accept or ("text/event-stream" if stream else "application/json")
+        headers = {"accept": accept, "user-agent": USER_AGENT}
         payload: Optional[bytes] = None
         if body is not None:
             payload = json.dumps(body).encode("utf-8")

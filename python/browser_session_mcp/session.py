@@ -1,19 +1,14 @@
-"""A browser session and what runs in it: navigate, page.extract, the agent."""
+"""A browser session and what runs in it: navigate, the agent; its page is in page.py."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, Literal, Mapping, Optional, Type, TypeVar, Union, overload
+from typing import Any, Callable, Dict, Literal, Mapping, Optional, Union, overload
 from urllib.parse import quote
 
-from ._schema import prepare_schema
-from ._transport import EventStream, Transport
+from ._transport import EventStream, Transport, compact as _compact
 from .errors import ServiceError
-from .types import AgentResult, NavigateResponse, SessionInfo, Usage
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-    ModelT = TypeVar("ModelT", bound=BaseModel)
+from .page import Page
+from .types import AgentResult, NavigateResponse, SessionInfo
 
 WaitUntil = Literal["load", "domcontentloaded", "networkidle"]
 
@@ -28,10 +23,6 @@ _EXECUTE_OPTION_NAMES = {
 _GONE = ("session_not_found", "session_closed")
 
 
-def _compact(values: Mapping[str, Any]) -> Dict[str, Any]:
-    return {key: value for key, value in values.items() if value is not None}
-
-
 class Session:
     """An isolated browser session (its own cookies, storage and page). Use it as a context manager to end it."""
 
@@ -42,7 +33,7 @@ class Session:
         self.id: str = info.id
         #: What the server said of the session when this object was made or last refreshed.
         self.info: SessionInfo = info
-        #: The session's page: ``page.extract(...)``.
+        #: The session's page: ``page.extract(...)``, ``page.act(...)``, ``page.observe(...)``, ``page.screenshot(...)``.
         self.page = Page(self)
 
     def __repr__(self) -> str:
@@ -133,133 +124,6 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self._end_quietly()
-
-
-class Page:
-    """The page of a session."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    @overload
-    def extract(
-        self,
-        instruction: Optional[str] = ...,
-        schema: Any = ...,
-        selector: Optional[str] = ...,
-        iframes: Optional[bool] = ...,
-        model_name: Optional[str] = ...,
-        model_client_options: Optional[Mapping[str, Any]] = ...,
-        dom_settle_timeout_ms: Optional[int] = ...,
-        *,
-        stream: Literal[True],
-        on_usage: Optional[Callable[[Usage], None]] = ...,
-    ) -> EventStream: ...
-
-    @overload
-    def extract(
-        self,
-        instruction: Optional[str] = ...,
-        schema: None = ...,
-        selector: Optional[str] = ...,
-        iframes: Optional[bool] = ...,
-        model_name: Optional[str] = ...,
-        model_client_options: Optional[Mapping[str, Any]] = ...,
-        dom_settle_timeout_ms: Optional[int] = ...,
-        *,
-        stream: Literal[False] = ...,
-        on_usage: Optional[Callable[[Usage], None]] = ...,
-    ) -> Dict[str, Any]: ...
-
-    @overload
-    def extract(
-        self,
-        instruction: Optional[str],
-        schema: "Type[ModelT]",
-        selector: Optional[str] = ...,
-        iframes: Optional[bool] = ...,
-        model_name: Optional[str] = ...,
-        model_client_options: Optional[Mapping[str, Any]] = ...,
-        dom_settle_timeout_ms: Optional[int] = ...,
-        *,
-        stream: Literal[False] = ...,
-        on_usage: Optional[Callable[[Usage], None]] = ...,
-    ) -> "ModelT": ...
-
-    @overload
-    def extract(
-        self,
-        *,
-        instruction: Optional[str] = ...,
-        schema: "Type[ModelT]",
-        selector: Optional[str] = ...,
-        iframes: Optional[bool] = ...,
-        model_name: Optional[str] = ...,
-        model_client_options: Optional[Mapping[str, Any]] = ...,
-        dom_settle_timeout_ms: Optional[int] = ...,
-        stream: Literal[False] = ...,
-        on_usage: Optional[Callable[[Usage], None]] = ...,
-    ) -> "ModelT": ...
-
-    @overload
-    def extract(
-        self,
-        instruction: Optional[str] = ...,
-        schema: Optional[Mapping[str, Any]] = ...,
-        selector: Optional[str] = ...,
-        iframes: Optional[bool] = ...,
-        model_name: Optional[str] = ...,
-        model_client_options: Optional[Mapping[str, Any]] = ...,
-        dom_settle_timeout_ms: Optional[int] = ...,
-        *,
-        stream: Literal[False] = ...,
-        on_usage: Optional[Callable[[Usage], None]] = ...,
-    ) -> Any: ...
-
-    def extract(
-        self,
-        instruction: Optional[str] = None,
-        schema: Any = None,
-        selector: Optional[str] = None,
-        iframes: Optional[bool] = None,
-        model_name: Optional[str] = None,
-        model_client_options: Optional[Mapping[str, Any]] = None,
-        dom_settle_timeout_ms: Optional[int] = None,
-        *,
-        stream: bool = False,
-        on_usage: Optional[Callable[[Usage], None]] = None,
-    ) -> Any:
-        """Reads the page (interface 2.9, 2.10).
-
-        - no arguments: ``{"pageText": str}``, the page as text with element refs (no model call);
-        - ``instruction`` alone: ``{"extraction": str}``;
-        - ``schema`` a pydantic model class: an instance of it; a JSON Schema dict: data valid against it (a dict for
-          an object schema).
-
-        ``selector`` (XPath) limits the page to one subtree; ``iframes=True`` includes frame content;
-        ``model_name`` and ``model_client_options`` choose the model; ``dom_settle_timeout_ms`` bounds the wait for
-        the page to settle. ``on_usage`` receives the token usage when a model was called. With ``stream=True`` the
-        events are returned instead; the ``finished`` event carries the raw body (``data.result``, ``data.usage``).
-        """
-        json_schema, convert = prepare_schema(schema)
-        body = _compact(
-            {
-                "instruction": instruction,
-                "schema": json_schema,
-                "selector": selector,
-                "iframes": iframes,
-                "modelName": model_name,
-                "modelClientOptions": dict(model_client_options) if model_client_options is not None else None,
-                "domSettleTimeoutMs": dom_settle_timeout_ms,
-            }
-        )
-        path = self._session._path("extract")
-        if stream:
-            return self._session._transport.stream(path, body)
-        data = self._session._transport.request("POST", path, body)["data"]
-        if on_usage is not None and data.get("usage") is not None:
-            on_usage(Usage.from_json(data["usage"]))
-        return convert(data["result"])
 
 
 class Agent:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 
 def _get(raw: Mapping[str, Any], key: str, default: Any = None) -> Any:
@@ -73,6 +73,8 @@ class SessionInfo:
     last_used_at: str
     expires_at: str
     recent_events: List[PageEvent]
+    #: The session's pages (several only with the server's ``--popups tab``).
+    tabs: List["TabInfo"] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> "SessionInfo":
@@ -85,6 +87,7 @@ class SessionInfo:
             last_used_at=raw["lastUsedAt"],
             expires_at=raw["expiresAt"],
             recent_events=[PageEvent.from_json(e) for e in _get(raw, "recentEvents", [])],
+            tabs=[TabInfo.from_json(t) for t in _get(raw, "tabs", [])],
         )
 
 
@@ -201,3 +204,151 @@ class StreamEvent:
 
     event: str
     data: Any
+
+
+@dataclass(frozen=True)
+class TabInfo:
+    """A page of the session; the operations act on the ``active`` one. Several only with the server's ``--popups tab``."""
+
+    tab_id: str
+    url: str
+    active: bool
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "TabInfo":
+        return cls(tab_id=raw["tabId"], url=raw["url"], active=bool(raw["active"]))
+
+
+@dataclass(frozen=True)
+class ObserveAction:
+    """An element one can act on and the method that fits it; ``page.act(observe_action)`` performs it as is.
+
+    ``arguments`` use the wire names of the method (``fill`` ``{"value"}``, ``selectOption`` ``{"values"}``,
+    ``dragTo`` ``{"targetRef"}``, ...); ``with_arguments(value="alice")`` gives a copy with other arguments."""
+
+    ref: str
+    description: str
+    method: str
+    arguments: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "ObserveAction":
+        return cls(ref=raw["ref"], description=raw["description"], method=raw["method"], arguments=dict(_get(raw, "arguments", {})))
+
+    def with_arguments(self, **arguments: Any) -> "ObserveAction":
+        """The same element and method with these arguments instead (``field.with_arguments(value="alice")``)."""
+        return replace(self, arguments=arguments)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"ref": self.ref, "method": self.method, "arguments": dict(self.arguments), "description": self.description}
+
+
+@dataclass(frozen=True)
+class ObserveResult:
+    """Answer of ``page.observe``: the ``actions`` found (iterable and indexable like a list), with the operation's
+    ``action_id`` and, when a model picked them, its ``usage``."""
+
+    actions: List[ObserveAction]
+    action_id: Optional[str] = None
+    usage: Optional[Usage] = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "ObserveResult":
+        usage = data.get("usage")
+        return cls(
+            actions=[ObserveAction.from_json(a) for a in _get(data["result"], "actions", [])],
+            action_id=data.get("actionId"),
+            usage=None if usage is None else Usage.from_json(usage),
+        )
+
+    def __iter__(self) -> Iterator[ObserveAction]:
+        return iter(self.actions)
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def __getitem__(self, index: int) -> ObserveAction:
+        return self.actions[index]
+
+
+@dataclass(frozen=True)
+class PerformedAction:
+    """The action ``act`` performed, as given or as the model chose it; ``%name%`` placeholders stay placeholders."""
+
+    method: str
+    arguments: Dict[str, Any]
+    description: str
+    ref: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "PerformedAction":
+        return cls(method=raw["method"], arguments=dict(_get(raw, "arguments", {})), description=raw.get("description", ""), ref=raw.get("ref"))
+
+
+@dataclass(frozen=True)
+class PageDiff:
+    """Lines of the page text that an action added and removed (same document)."""
+
+    added: List[str]
+    removed: List[str]
+
+
+@dataclass(frozen=True)
+class ActResult:
+    """Answer of ``page.act``: what was done and what it changed on the page.
+
+    ``diff`` holds the page text's added and removed lines since the last read; ``page_text`` the whole text when
+    the page navigated (``navigated``) or had not been read before; ``truncated`` says what was cut to stay within
+    ``max_tokens``; ``tabs`` is set when the session has more than one tab."""
+
+    success: bool
+    message: str
+    action: PerformedAction
+    url: str
+    title: str
+    page_changed: bool
+    navigated: bool
+    diff: Optional[PageDiff] = None
+    page_text: Optional[str] = None
+    truncated: Optional[str] = None
+    tabs: Optional[List[TabInfo]] = None
+    action_id: Optional[str] = None
+    usage: Optional[Usage] = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "ActResult":
+        raw = data["result"]
+        diff, tabs, usage = raw.get("diff"), raw.get("tabs"), data.get("usage")
+        return cls(
+            success=raw["success"],
+            message=raw["message"],
+            action=PerformedAction.from_json(raw["action"]),
+            url=raw["url"],
+            title=raw["title"],
+            page_changed=raw["pageChanged"],
+            navigated=raw["navigated"],
+            diff=None if diff is None else PageDiff(added=list(diff["added"]), removed=list(diff["removed"])),
+            page_text=raw.get("pageText"),
+            truncated=raw.get("truncated"),
+            tabs=None if tabs is None else [TabInfo.from_json(t) for t in tabs],
+            action_id=data.get("actionId"),
+            usage=None if usage is None else Usage.from_json(usage),
+        )
+
+
+class Screenshot(bytes):
+    """The image bytes of ``page.screenshot``, usable wherever bytes are (``Path("a.png").write_bytes(shot)``),
+    with ``mime_type`` (``image/png`` or ``image/jpeg``), ``width`` and ``height`` in pixels and ``action_id``."""
+
+    mime_type: str
+    width: int
+    height: int
+    action_id: Optional[str]
+
+    def __new__(cls, data: bytes, mime_type: str, width: int, height: int, action_id: Optional[str] = None) -> "Screenshot":
+        shot = super().__new__(cls, data)
+        shot.mime_type, shot.width, shot.height, shot.action_id = mime_type, width, height, action_id
+        return shot
+
+    def __repr__(self) -> str:
+        return f"Screenshot(mime_type={self.mime_type!r}, width={self.width}, height={self.height}, bytes={len(self)})"
