@@ -27,7 +27,10 @@ export const routes: Route[] = [
     summary: 'Liveness check.',
     response: HealthResponse,
     auth: false,
-    handle: () => ok({ status: 'ok', version: VERSION }),
+    handle: ({ service }) => {
+      const instanceId = service.config.instanceId;
+      return ok({ status: 'ok' as const, version: VERSION, ...(instanceId ? { instanceId } : {}) });
+    },
   }),
   route({
     method: 'GET',
@@ -52,10 +55,16 @@ export const routes: Route[] = [
     method: 'GET',
     path: '/v1/sessions',
     operationId: 'SessionList',
-    summary: "List the caller's open sessions.",
+    summary:
+      "List the caller's open sessions on every server instance; ?local=true lists this instance's only. Peers that did not answer are named in data.unavailable.",
     response: SessionListResponse,
     auth: true,
-    handle: ({ service, owner }) => ok({ sessions: service.listSessions(owner) }),
+    handle: async ({ service, owner, peerSessions, ctx }) => {
+      const local = service.listSessions(owner);
+      if (!peerSessions) return ok({ sessions: local });
+      const remote = await peerSessions(ctx.signal!);
+      return ok({ sessions: [...local, ...remote.sessions], ...(remote.unavailable.length ? { unavailable: remote.unavailable } : {}) });
+    },
   }),
   route({
     method: 'GET',

@@ -11,7 +11,18 @@ export const StartSessionRequest = z.object({}).strict().describe('No start opti
 export const SessionResponse = z.object({ success: z.literal(true), data: SessionInfoSchema }).strict();
 
 export const SessionListResponse = z
-  .object({ success: z.literal(true), data: z.object({ sessions: z.array(SessionInfoSchema) }).strict() })
+  .object({
+    success: z.literal(true),
+    data: z
+      .object({
+        sessions: z.array(SessionInfoSchema),
+        unavailable: z
+          .array(z.string())
+          .optional()
+          .describe('Server instances that did not answer; their sessions are missing from this list. Absent when all answered.'),
+      })
+      .strict(),
+  })
   .strict();
 
 export const EndSessionResponse = z.object({ success: z.literal(true) }).strict();
@@ -40,5 +51,14 @@ export const AgentExecuteResponse = z
   .strict();
 
 export const HealthResponse = z
-  .object({ success: z.literal(true), data: z.object({ status: z.literal('ok'), version: z.string() }).strict() })
+  .object({
+    success: z.literal(true),
+    data: z
+      .object({
+        status: z.literal('ok'),
+        version: z.string(),
+        instanceId: z.string().optional().describe('This server instance (--instance-id); peers found through DNS learn ids here.'),
+      })
+      .strict(),
+  })
   .strict();
