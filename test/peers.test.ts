@@ -5,7 +5,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
-import { FORWARDED_HEADER, Peers } from '../src/http/peers.js';
+import { spawnSync } from 'node:child_process';
+import { watchDnsPeers } from '../src/http/peer-dns.js';
+import { FORWARDED_HEADER, parsePeerFlag, Peers } from '../src/http/peers.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, readSse, startHttp, type TestHttp } from './http-fixture.js';
 
@@ -36,6 +38,23 @@ async function mcpClient(url: string, key: string): Promise<Client> {
   await client.connect(transport);
   return client;
 }
+
+describe('the instance flags', () => {
+  it('refuses peers without an instance id, malformed peers, and an id that cannot tag a session id', () => {
+    const cli = spawnSync(process.execPath, ['dist/cli.js', '--transport', 'http', '--port', '0', '--peer', 'b=http://127.0.0.1:1'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(cli.status).toBe(1);
+    expect(cli.stderr).toContain('--peer and --peers-from-dns need --instance-id');
+
+    expect(() => parsePeerFlag('http://127.0.0.1:1')).toThrow('Expected ID=URL');
+    expect(() => parsePeerFlag('b=ftp://127.0.0.1:1')).toThrow('must be http: or https:');
+    expect(() => new Peers('a.b')).toThrow('Invalid instance id');
+    expect(() => new Peers('a', [parsePeerFlag('a=http://127.0.0.1:1')])).toThrow("this instance's own id");
+    expect(new Peers('a', [parsePeerFlag('b=http://127.0.0.1:9/')]).list()).toEqual([{ id: 'b', url: 'http://127.0.0.1:9' }]);
+  });
+});
 
 describe('several server instances routing to each other', () => {
   let site: SiteServer;
@@ -189,6 +208,23 @@ describe('several server instances routing to each other', () => {
     const relayed = await api(a.url, 'GET', `/v1/sessions/${onB}`, { key: KEY, headers: { [FORWARDED_HEADER]: 'b' } });
     expect(relayed).toMatchObject({ status: 404, json: { error: { code: 'session_not_found' } } });
     expect(b.seen.length).toBe(before);
+  });
+
+  it('learns peers behind a DNS name from their /healthz, never adding itself', async () => {
+    const table = new Peers('c');
+    const stop = watchDnsPeers(table, { name: 'localhost', port: b.port, logger: silentLogger(), refreshMs: 200 });
+    try {
+      await expect.poll(() => table.get('b')?.url).toMatch(/^http:\/\/(127\.0\.0\.1|\[::1\]):\d+$/);
+      expect((await api(b.url, 'GET', '/healthz')).json.data.instanceId).toBe('b');
+    } finally {
+      stop();
+    }
+    const self = new Peers('b');
+    const stopSelf = watchDnsPeers(self, { name: 'localhost', port: b.port, logger: silentLogger(), refreshMs: 100 });
+    // b answers its own /healthz: after a few refreshes its table still lists nobody.
+    await expect.poll(() => b.seen.filter((req) => req.url === '/healthz').length).toBeGreaterThanOrEqual(4);
+    stopSelf();
+    expect(self.list()).toEqual([]);
   });
 
   it('answers session_unavailable within seconds once a peer is gone, and keeps serving its own sessions', async () => {
