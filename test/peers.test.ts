@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -9,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { watchDnsPeers } from '../src/http/peer-dns.js';
 import { FORWARDED_HEADER, parsePeerFlag, Peers } from '../src/http/peers.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
-import { api, readSse, startHttp, type TestHttp } from './http-fixture.js';
+import { api, rawRequest, readSse, startHttp, type TestHttp } from './http-fixture.js';
 
 const KEY = 'peer-test-key-one';
 const OTHER_KEY = 'peer-test-key-two';
@@ -210,6 +211,21 @@ describe('several server instances routing to each other', () => {
     expect(b.seen.length).toBe(before);
   });
 
+  it('forwards to the peer whatever host a crafted request line names', async () => {
+    const other = createServer((_req, res) => res.end('{}'));
+    let reached = 0;
+    other.on('request', () => reached++);
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (other.address() as AddressInfo).port;
+      const res = await rawRequest(a.port, { path: `//127.0.0.1:${port}/v1/sessions/${onB}`, headers: { 'x-svc-api-key': KEY } });
+      expect(res).toMatchObject({ status: 200, json: { data: { id: onB } } });
+      expect(reached).toBe(0);
+    } finally {
+      other.close();
+    }
+  });
+
   it('learns peers behind a DNS name from their /healthz, never adding itself', async () => {
     const table = new Peers('c');
     const stop = watchDnsPeers(table, { name: 'localhost', port: b.port, logger: silentLogger(), refreshMs: 200 });
@@ -228,7 +244,20 @@ describe('several server instances routing to each other', () => {
   });
 
   it('answers session_unavailable within seconds once a peer is gone, and keeps serving its own sessions', async () => {
-    await b.close();
+    // A stream through A whose peer dies mid-operation still ends with exactly one error event.
+    const streamed = await fetch(`${a.url}/v1/sessions/${onB}/navigate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-api-key': KEY, 'x-stream-response': 'true' },
+      body: JSON.stringify({ url: site.url('/slow?ms=20000') }),
+    });
+    let closing: Promise<void> | undefined;
+    const events = await readSse(streamed, (event) => {
+      if (event.event === 'connected') closing = b.close();
+    });
+    await closing;
+    expect(events.map((event) => event.event).slice(0, 2)).toEqual(['starting', 'connected']);
+    expect(events.at(-1)).toMatchObject({ event: 'error', data: { error: { code: 'session_unavailable' } } });
+
     const started = performance.now();
     const gone = await api(a.url, 'POST', `/v1/sessions/${onB}/navigate`, { key: KEY, body: { url: site.url('/') } });
     expect(gone).toMatchObject({ status: 503, json: { success: false, error: { code: 'session_unavailable' } } });

@@ -60,7 +60,10 @@ export function credentialHeaders(headers: IncomingHttpHeaders): Record<string, 
 
 /** Sends a request to a peer; resolves with its response once the headers arrive, or fails with session_unavailable. */
 export function callPeer(call: PeerCall): Promise<IncomingMessage> {
-  const url = new URL(call.path, call.peer.url + '/');
+  // Concatenated, never resolved: a path like //other.host/... must not pick the host (only configured peers are contacted).
+  if (!call.path.startsWith('/')) throw new Error(`peer path must start with "/": ${call.path}`);
+  const url = new URL(call.peer.url + call.path);
+  if (url.origin !== new URL(call.peer.url).origin) throw new Error(`peer path leaves the peer: ${call.path}`);
   const headers: Record<string, string> = { ...pick(call.headers, REQUEST_HEADERS), [FORWARDED_HEADER]: call.self };
   if (typeof call.body === 'string') {
     headers['content-type'] = 'application/json';

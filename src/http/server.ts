@@ -61,7 +61,9 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     const method = req.method ?? 'GET';
-    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const { pathname, search } = new URL(req.url ?? '/', 'http://localhost');
+    // What a forwarded request asks the peer: the parsed path and query only, whatever the raw request line said.
+    const forwardPath = pathname + search;
     const headers: Record<string, string> = {};
     res.setHeader('keep-alive', `timeout=${ADVERTISED_KEEP_ALIVE_S}`);
     try {
@@ -73,7 +75,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
         const mcpSession = req.headers[FORWARDED_HEADER] === undefined ? req.headers['mcp-session-id'] : undefined;
         const home = peers && typeof mcpSession === 'string' ? peers.route(mcpSession) : undefined;
         if (peers && home?.kind === 'peer') {
-          await forwardRequest(req, res, { peer: home.peer, self: peers.self, method, path: req.url ?? pathname, headers: req.headers });
+          await forwardRequest(req, res, { peer: home.peer, self: peers.self, method, path: forwardPath, headers: req.headers });
           return;
         }
         await mcp.handle(req, res, owner);
@@ -89,11 +91,11 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
       const forwarded = req.headers[FORWARDED_HEADER] !== undefined;
       const target = peers && !forwarded && match.params.id !== undefined ? peers.route(match.params.id) : undefined;
       if (peers && target?.kind === 'peer') {
-        const call = { peer: target.peer, self: peers.self, method, path: req.url ?? pathname, headers: req.headers };
+        const call = { peer: target.peer, self: peers.self, method, path: forwardPath, headers: req.headers };
         await forwardRequest(req, res, { ...call, headersTimeoutMs: match.route.streams ? undefined : QUICK_HEADERS_TIMEOUT_MS });
         return;
       }
-      const everywhere = peers && !forwarded && new URL(req.url ?? '/', 'http://localhost').searchParams.get('local') !== 'true';
+      const everywhere = peers && !forwarded && new URLSearchParams(search).get('local') !== 'true';
       const peerSessions = everywhere ? (signal: AbortSignal) => listPeerSessions(peers, req.headers, signal) : undefined;
       await runRoute(service, match, { owner, peerSessions }, req, res);
     } catch (err) {
