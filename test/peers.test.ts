@@ -6,9 +6,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { watchDnsPeers } from '../src/http/peer-dns.js';
 import { FORWARDED_HEADER, parsePeerFlag, Peers } from '../src/http/peers.js';
+import { chromiumUnder, isAlive } from './fixtures/processes.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, rawRequest, readSse, startHttp, type TestHttp } from './http-fixture.js';
 
@@ -241,6 +242,42 @@ describe('several server instances routing to each other', () => {
     await expect.poll(() => b.seen.filter((req) => req.url === '/healthz').length).toBeGreaterThanOrEqual(4);
     stopSelf();
     expect(self.list()).toEqual([]);
+  });
+
+  it('answers session_unavailable for the sessions of an instance process killed with SIGKILL', async () => {
+    const child = spawn(process.execPath, ['dist/cli.js', '--transport', 'http', '--port', '0', '--instance-id', 'c', '--api-key', KEY], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LOG_LEVEL: 'info' },
+    });
+    let browsers: number[] = [];
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk;
+          const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(stderr);
+          if (match) resolve(match[1]!);
+        });
+        child.once('exit', (code) => reject(new Error(`instance c exited (${code}): ${stderr}`)));
+      });
+      a.peers.set({ id: 'c', url });
+      const onC = (await api(url, 'POST', '/v1/sessions/start', { key: KEY })).json.data.id as string;
+      expect((await api(a.url, 'GET', `/v1/sessions/${onC}`, { key: KEY })).status).toBe(200);
+      browsers = chromiumUnder(child.pid!).map((entry) => entry.pid);
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      const started = performance.now();
+      const gone = await api(a.url, 'GET', `/v1/sessions/${onC}`, { key: KEY });
+      expect(gone).toMatchObject({ status: 503, json: { error: { code: 'session_unavailable' } } });
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect((await api(a.url, 'GET', '/v1/sessions', { key: KEY })).json.data.unavailable).toEqual(['c']);
+      // Its browser goes with it (the pipe to Chromium closed).
+      await expect.poll(() => browsers.filter(isAlive), { timeout: 10_000 }).toEqual([]);
+    } finally {
+      a.peers.delete('c');
+      child.kill('SIGKILL');
+      for (const pid of browsers.filter(isAlive)) process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('answers session_unavailable within seconds once a peer is gone, and keeps serving its own sessions', async () => {
