@@ -28,7 +28,7 @@ async function call(base: string, method: string, path: string, body?: unknown):
 
 async function instance(id: string): Promise<{ http: HttpServer; peers: Peers; service: BrowserService }> {
   const peers = new Peers(id);
-  const service = new BrowserService({ logger: silentLogger(), env: {}, instanceId: id });
+  const service = new BrowserService({ logger: silentLogger(), env: {}, egressPolicy: 'all', instanceId: id });
   const http = await serveHttp(service, { port: 0, host: '127.0.0.1', apiKeys: [KEY], allowedHosts: [], peers });
   return { http, peers, service };
 }

@@ -39,6 +39,14 @@ const program = new Command()
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
   .option('--session-idle-timeout <ms>', 'end a session after this long unused', positiveInt, DEFAULTS.sessionIdleTimeoutMs)
   .option('--allow-file-urls', 'allow file:, data: and javascript: URLs in navigate', false)
+  .addOption(
+    new Option(
+      '--egress-policy <policy>',
+      'public: the browser and the server connect to public addresses only; all: anywhere (default: public over HTTP with API keys or off loopback, else all)',
+    ).choices(['public', 'all']),
+  )
+  .option('--egress-allow <target>', 'HOST[:PORT], IP[:PORT] or CIDR opened despite --egress-policy public (repeatable)', collect, [])
+  .option('--outbound-timeout <ms>', "connect and response-header bound of the server's own outbound requests", positiveInt, 15_000)
   .addOption(new Option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini').env('MODEL_NAME'))
   .option('--instance-id <id>', 'this server among several: session ids start with it so peers route them here')
   .option('--peer <id=url>', 'another server instance, e.g. b=http://10.0.0.8:8931 (repeatable; needs --instance-id)', collect, [])
@@ -60,6 +68,9 @@ interface CliOptions {
   maxSessions: number;
   sessionIdleTimeout: number;
   allowFileUrls: boolean;
+  egressPolicy?: 'public' | 'all';
+  egressAllow: string[];
+  outboundTimeout: number;
   model?: string;
   logLevel: string;
   checkBrowser: boolean;
@@ -86,18 +97,13 @@ async function main(): Promise<void> {
   if ((opts.peer.length || opts.peersFromDns) && !opts.instanceId) fail('--peer and --peers-from-dns need --instance-id.');
   if (opts.instanceId && opts.transport !== 'http') fail('--instance-id works with --transport http only.');
 
-  const service = new BrowserService({
-    instanceId: opts.instanceId,
-    executablePath: opts.executablePath,
-    cdpEndpoint: opts.cdpEndpoint,
-    headless: !opts.headed,
-    browserArgs: opts.browserArg,
-    maxSessions: opts.maxSessions,
-    sessionIdleTimeoutMs: opts.sessionIdleTimeout,
-    allowFileUrls: opts.allowFileUrls,
-    model: opts.model,
-    logger,
-  });
+  let service: BrowserService;
+  try {
+    service = createService(opts, logger);
+  } catch (err) {
+    process.stderr.write(`browser-session-mcp: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
 
   let stopping = false;
   const shutdown = async (why: string, code = 0) => {
@@ -137,6 +143,24 @@ async function main(): Promise<void> {
   }).catch((err: Error) => {
     process.stderr.write(`browser-session-mcp: ${err.message}\n`);
     return shutdown('http server failed to start', 1);
+  });
+}
+
+function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>): BrowserService {
+  return new BrowserService({
+    instanceId: opts.instanceId,
+    executablePath: opts.executablePath,
+    cdpEndpoint: opts.cdpEndpoint,
+    headless: !opts.headed,
+    browserArgs: opts.browserArg,
+    maxSessions: opts.maxSessions,
+    sessionIdleTimeoutMs: opts.sessionIdleTimeout,
+    allowFileUrls: opts.allowFileUrls,
+    egressPolicy: opts.egressPolicy,
+    egressAllow: opts.egressAllow,
+    outboundTimeoutMs: opts.outboundTimeout,
+    model: opts.model,
+    logger,
   });
 }
 

@@ -12,10 +12,13 @@ export interface TestHttp {
   close(): Promise<void>;
 }
 
-/** Starts the HTTP surface in-process on 127.0.0.1, port 0, over a real BrowserService. */
+/**
+ * Starts the HTTP surface in-process on 127.0.0.1, port 0, over a real BrowserService. The default service has the
+ * egress policy "all", so tests with API keys still reach the 127.0.0.1 test sites; egress tests pass their own service.
+ */
 export async function startHttp(
   options: Partial<HttpOptions> = {},
-  service: BrowserService = new BrowserService({ logger: silentLogger() }),
+  service: BrowserService = new BrowserService({ logger: silentLogger(), egressPolicy: 'all' }),
 ): Promise<TestHttp> {
   const http = await serveHttp(service, { port: 0, host: '127.0.0.1', apiKeys: [], allowedHosts: [], ...options });
   return {

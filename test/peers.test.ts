@@ -25,7 +25,7 @@ interface Instance extends TestHttp {
 /** An instance in-process on 127.0.0.1 port 0; peers are added once every instance listens. */
 async function startInstance(id: string): Promise<Instance> {
   const peers = new Peers(id);
-  const service = new BrowserService({ logger: silentLogger(), env: {}, instanceId: id });
+  const service = new BrowserService({ logger: silentLogger(), env: {}, egressPolicy: 'all', instanceId: id });
   const http = await startHttp({ apiKeys: [KEY, OTHER_KEY], peers }, service);
   const seen: Instance['seen'] = [];
   http.http.server.on('request', (req) => seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers }));

@@ -6,7 +6,7 @@ import unittest
 import urllib.request
 from typing import Any, Dict, List
 
-from browser_session_mcp import Client
+from browser_session_mcp import Client, Session
 
 NEEDS_SERVER = "needs the test server: run `npx vitest run test/python-client.test.ts` from the repository root"
 HAVE_SERVER = bool(os.environ.get("SVC_BASE_URL") and os.environ.get("FAKE_LLM_CONTROL"))
@@ -53,3 +53,19 @@ class ServerTestCase(unittest.TestCase):
 
     def setUp(self) -> None:
         _control("POST", "/reset")
+
+
+class SessionTestCase(ServerTestCase):
+    """A server test whose tests share one browser session (each navigates first): a context per test costs seconds."""
+
+    session: Session
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.session = cls.client.sessions.start()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.session.end()
+        super().tearDownClass()

@@ -3,29 +3,16 @@
 import json
 import unittest
 
-from browser_session_mcp import AgentResult, ServiceError, Session
+from browser_session_mcp import AgentResult, ServiceError
 
-from .support import ServerTestCase, model_requests, script_model, site
+from .support import SessionTestCase, model_requests, script_model, site
 
 
 def done(message: str) -> dict:
     return {"toolCalls": [{"name": "done", "arguments": {"success": True, "message": message}}]}
 
 
-class AgentTest(ServerTestCase):
-    session: Session
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        # One session for the class (each test navigates first): starting a browser context per test costs seconds.
-        cls.session = cls.client.sessions.start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.session.end()
-        super().tearDownClass()
-
+class AgentTest(SessionTestCase):
     def test_execute_a_string_with_model_instructions_and_options(self) -> None:
         script_model(
             {"toolCalls": [{"name": "goto", "arguments": {"url": site("/page2.html")}}], "text": "Opening it."},

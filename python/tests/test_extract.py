@@ -4,9 +4,9 @@ import re
 import unittest
 from typing import List
 
-from browser_session_mcp import ServiceError, Session, Usage
+from browser_session_mcp import ServiceError, Usage
 
-from .support import ServerTestCase, model_requests, script_model, site
+from .support import SessionTestCase, model_requests, script_model, site
 
 try:
     import pydantic
@@ -18,20 +18,7 @@ def sent_schema(request: dict) -> dict:
     return request["body"]["response_format"]["json_schema"]["schema"]
 
 
-class ExtractTest(ServerTestCase):
-    session: Session
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        # One session for the class (each test navigates first): starting a browser context per test costs seconds.
-        cls.session = cls.client.sessions.start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.session.end()
-        super().tearDownClass()
-
+class ExtractTest(SessionTestCase):
     def setUp(self) -> None:
         super().setUp()
         self.session.navigate(site("/index.html"))

@@ -2,29 +2,16 @@
 
 import unittest
 
-from browser_session_mcp import EventStream, ServiceError, Session
+from browser_session_mcp import EventStream, ServiceError
 
-from .support import ServerTestCase, script_model, site
+from .support import SessionTestCase, script_model, site
 
 
 def names(events: list) -> list:
     return [e.event for e in events]
 
 
-class StreamTest(ServerTestCase):
-    session: Session
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        # One session for the class (each test navigates first): starting a browser context per test costs seconds.
-        cls.session = cls.client.sessions.start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.session.end()
-        super().tearDownClass()
-
+class StreamTest(SessionTestCase):
     def assertShape(self, events: list, last: str) -> None:
         seen = names(events)
         self.assertEqual(seen[:2], ["starting", "connected"])

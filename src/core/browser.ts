@@ -101,6 +101,8 @@ export interface BrowserManagerOptions {
   cdpEndpoint?: string;
   headless: boolean;
   browserArgs: string[];
+  /** Flags decided at launch time (the egress policy's). */
+  extraArgs?: () => string[];
   env: Record<string, string | undefined>;
   logger: Logger;
 }
@@ -150,7 +152,7 @@ export class BrowserManager {
         browser = await chromium.launch({
           executablePath: found.path,
           headless: this.options.headless,
-          args: [...DEFAULT_CHROMIUM_ARGS, ...this.options.browserArgs],
+          args: [...DEFAULT_CHROMIUM_ARGS, ...(this.options.extraArgs?.() ?? []), ...this.options.browserArgs],
           // The server owns shutdown; Playwright must not race it on signals.
           handleSIGINT: false,
           handleSIGTERM: false,

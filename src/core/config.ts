@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Egress, EgressPolicyName } from './egress/index.js';
 
 /** Everything the core needs to run; the CLI and the library build it from flags and options. */
 export interface ServiceConfig {
@@ -13,6 +14,14 @@ export interface ServiceConfig {
   sessionIdleTimeoutMs: number;
   /** Allow file:, data: and javascript: URLs in navigate. */
   allowFileUrls: boolean;
+  /** "public" refuses internal addresses for the browser and the server's own requests; unset is "all" (docs/egress.md). */
+  egressPolicy?: EgressPolicyName;
+  /** HOST[:PORT], IP[:PORT] or CIDR targets opened despite the egress policy. */
+  egressAllow?: string[];
+  /** Connect and response-header bound of the server's outbound connections (default 15000). */
+  outboundTimeoutMs?: number;
+  /** Built by BrowserService from the three options above; leave unset. */
+  egress?: Egress;
   /** Default model for extract and the agent, e.g. "openai/gpt-4.1-mini". */
   model?: string;
   /** Environment the model keys are read from; defaults to process.env. */

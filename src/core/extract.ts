@@ -64,7 +64,7 @@ export interface ExtractLimits {
 export async function extract(
   session: Session,
   options: ExtractOptions,
-  config: Pick<ServiceConfig, 'model' | 'env'>,
+  config: Pick<ServiceConfig, 'model' | 'env' | 'egress'>,
   ctx: OperationContext = {},
 ): Promise<ExtractOutcome> {
   const snapshotOptions = { selector: options.selector, iframes: options.iframes, domSettleTimeoutMs: options.domSettleTimeoutMs };

@@ -1,6 +1,7 @@
 import { errors as playwrightErrors, type Frame, type Response } from 'playwright-core';
 import { z } from 'zod';
 import { DEFAULTS } from './config.js';
+import { checkNavigationEgress, watchRefusedNavigation } from './egress/index.js';
 import { cancelledError, ServiceError, throwIfAborted } from './errors.js';
 import { withTimeout, type OperationContext } from './operation.js';
 import type { Session, WatchedPage } from './sessions.js';
@@ -89,12 +90,14 @@ export async function navigate(
   const url = checkUrl(req.url, policy);
   const frame = req.frameId ? session.frame(req.frameId) : session.page.mainFrame();
   const timeout = req.options?.timeout ?? DEFAULTS.navigationTimeoutMs;
+  await checkNavigationEgress(session, url, timeout);
   const waitUntil = req.options?.waitUntil ?? 'load';
   const frameId = session.frameId(frame);
 
   ctx.progress?.({ message: `navigating to ${url.href}`, data: { stage: 'started', url: url.href, frameId } });
   const stopProgress = reportStages(frame, ctx);
   const commits = watchCommits(frame);
+  const refusals = watchRefusedNavigation(session, frame, url.href);
   const goto = () => frame.goto(url.href, { timeout, waitUntil, referer: req.options?.referer });
   let response: Response | null;
   const cancelled = whenAborted(ctx.signal);
@@ -118,8 +121,9 @@ export async function navigate(
       if (!commits.committed && frame === session.page.mainFrame()) await stopLoading(session.watched);
       session.checkResponsive();
     }
-    throw navigationError(err, url.href, timeout, waitUntil, session);
+    throw refusals.error(err) ?? navigationError(err, url.href, timeout, waitUntil, session);
   } finally {
+    refusals.dispose();
     cancelled.dispose();
     commits.dispose();
     stopProgress();

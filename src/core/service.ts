@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { BrowserManager } from './browser.js';
 import { DEFAULTS, type ServiceConfig } from './config.js';
+import { Egress } from './egress/index.js';
 import { createLogger } from './logger.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
@@ -37,6 +38,7 @@ export class BrowserService {
   readonly logger: Logger;
   readonly browser: BrowserManager;
   readonly sessions: SessionRegistry;
+  readonly egress: Egress;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -51,8 +53,9 @@ export class BrowserService {
       logger,
     };
     this.logger = logger;
-    this.browser = new BrowserManager(this.config);
-    this.sessions = new SessionRegistry(this.browser, this.config);
+    this.egress = this.config.egress = new Egress(this.config);
+    this.browser = new BrowserManager({ ...this.config, extraArgs: () => this.egress.browserArgs() });
+    this.sessions = new SessionRegistry(this.browser, { ...this.config, egress: this.egress });
     // The page text's settle policy needs each page's network and DOM activity from its first navigation.
     this.sessions.watchPages(watchSettle);
   }
@@ -111,5 +114,6 @@ export class BrowserService {
   async close(): Promise<void> {
     await this.sessions.closeAll();
     await this.browser.close();
+    await this.egress.close();
   }
 }

@@ -53,6 +53,8 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
       `The peer table is for instance "${options.peers.self}" but the sessions are tagged "${service.config.instanceId ?? ''}".`,
     );
   const keys = new ApiKeys(options.apiKeys);
+  // Remote callers must not reach this machine's network through the browser or the server (docs/egress.md).
+  service.egress.preferPolicy(keys.enabled || !isLoopbackBind(options.host) ? 'public' : 'all');
   const allowedHosts = allowedHostNames({ host: options.host, allowedHosts: options.allowedHosts, keysConfigured: keys.enabled });
   const logger = service.logger;
   const mcp = new McpEndpoint(service, { idleTimeoutMs: service.config.sessionIdleTimeoutMs, peers: options.peers });
@@ -120,7 +122,10 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
-  logger.info({ url, mcp: `${url}/mcp`, rest: `${url}/v1`, auth: keys.enabled ? 'api-key' : 'none' }, 'HTTP server listening');
+  logger.info(
+    { url, mcp: `${url}/mcp`, rest: `${url}/v1`, auth: keys.enabled ? 'api-key' : 'none', egress: service.egress.policy.name },
+    'HTTP server listening',
+  );
   if (!keys.enabled) {
     logger.warn(
       isLoopbackBind(options.host)

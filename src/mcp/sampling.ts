@@ -9,7 +9,7 @@ import {
   type SamplingMessageContentBlock,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../core/errors.js';
-import type { Usage } from '../core/usage.js';
+import { UsageTotal, type Usage } from '../core/usage.js';
 import type {
   ChatRequest,
   ChatResponse,
@@ -118,20 +118,20 @@ export class SamplingClient implements LLMClient {
     const reader = new JsonToolCalls(tools);
     const systemPrompt = [request.system, toolInstructions(tools, required)].filter(Boolean).join('\n\n');
     const messages = plainMessages(request.messages);
-    const usage = zeroUsage();
+    const usage = new UsageTotal();
     for (let attempt = 0; ; attempt++) {
       const answer = await this.create(
         { messages, systemPrompt, maxTokens: request.maxOutputTokens ?? DEFAULT_MAX_TOKENS },
         request.signal,
       );
-      addUsage(usage, answer.usage);
+      usage.add(answer.usage);
       const text = textOf(answer.result);
       const { calls, errors } = reader.read(text);
       // Plain text is an answer when no call is required; a call the tools reject is left to them to report.
-      if (!calls.length && !required) return { text, toolCalls: [], usage, stopReason: stopReason(answer.result, false) };
+      if (!calls.length && !required) return { text, toolCalls: [], usage: usage.total, stopReason: stopReason(answer.result, false) };
       if (calls.length && (errors.length === 0 || attempt >= TOOL_JSON_RETRIES))
-        return { text: '', toolCalls: calls, usage, stopReason: 'tool_calls' };
-      if (attempt >= TOOL_JSON_RETRIES) return { text, toolCalls: [], usage, stopReason: stopReason(answer.result, false) };
+        return { text: '', toolCalls: calls, usage: usage.total, stopReason: 'tool_calls' };
+      if (attempt >= TOOL_JSON_RETRIES) return { text, toolCalls: [], usage: usage.total, stopReason: stopReason(answer.result, false) };
       messages.push(
         { role: 'assistant', content: { type: 'text', text: text || '(empty)' } },
         {
@@ -228,16 +228,6 @@ function stopReason(result: SamplingResult, calledTools: boolean): ChatResponse[
   if (result.stopReason === 'maxTokens') return 'max_tokens';
   if (result.stopReason === undefined || result.stopReason === 'endTurn' || result.stopReason === 'stopSequence') return 'end';
   return 'other';
-}
-
-function zeroUsage(): Usage {
-  return { input_tokens: 0, output_tokens: 0, inference_time_ms: 0 };
-}
-
-function addUsage(sum: Usage, more: Usage): void {
-  sum.input_tokens += more.input_tokens;
-  sum.output_tokens += more.output_tokens;
-  sum.inference_time_ms += more.inference_time_ms;
 }
 
 /**

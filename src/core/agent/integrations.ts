@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { EgressRefusedError, type Egress } from '../egress/index.js';
 import { cancelledError, ServiceError } from '../errors.js';
 import type { ToolSpec } from '../llm/types.js';
 import { nestedTooDeep, tooDeepMessage } from '../validation.js';
@@ -38,9 +39,14 @@ export class Integrations {
   static readonly none = new Integrations([], new Map());
 
   /** Connects every integration (all or none: a failure closes the others and throws `integration_error`). */
-  static async connect(list: AgentIntegration[] | undefined, reserved: Set<string>, signal?: AbortSignal): Promise<Integrations> {
+  static async connect(
+    list: AgentIntegration[] | undefined,
+    reserved: Set<string>,
+    { signal, egress }: { signal?: AbortSignal; egress?: Egress } = {},
+  ): Promise<Integrations> {
     if (!list?.length) return Integrations.none;
-    const settled = await Promise.allSettled(list.map((item, index) => openConnection(item, index, signal)));
+    const fetch = transportFetch(egress);
+    const settled = await Promise.allSettled(list.map((item, index) => openConnection(item, index, { signal, fetch })));
     const connections = settled.flatMap((entry) => (entry.status === 'fulfilled' ? [entry.value] : []));
     const integrations = new Integrations(connections, new Map());
     const failure = settled.find((entry): entry is PromiseRejectedResult => entry.status === 'rejected');
@@ -147,7 +153,24 @@ function isClient(value: AgentIntegration): value is Client {
   );
 }
 
-async function openConnection(item: AgentIntegration, index: number, signal?: AbortSignal): Promise<Connection> {
+/**
+ * The egress fetch for the MCP transports: policy-checked addresses, connect and headers bounded (a tools/call may
+ * take up to the call timeout before its response starts). A cancelled run aborts its requests by closing the
+ * clients (their transports abort what is in flight), which still lets them end their server sessions.
+ */
+function transportFetch(egress: Egress | undefined): typeof fetch | undefined {
+  if (!egress) return undefined;
+  const setup = egress.fetch();
+  const calls = egress.fetch({ headersTimeoutMs: CALL_TIMEOUT_MS });
+  return ((input, init) =>
+    (typeof init?.body === 'string' && init.body.includes('"tools/call"') ? calls : setup)(input, init)) as typeof fetch;
+}
+
+async function openConnection(
+  item: AgentIntegration,
+  index: number,
+  { signal, fetch: egressFetch }: { signal?: AbortSignal; fetch?: typeof fetch },
+): Promise<Connection> {
   if (isClient(item)) return { client: item, owned: false, label: item.getServerVersion()?.name ?? `client ${index + 1}` };
   const { url, headers } = typeof item === 'string' ? { url: item, headers: undefined } : (item as Exclude<IntegrationSpec, string>);
   let parsed: URL;
@@ -162,20 +185,29 @@ async function openConnection(item: AgentIntegration, index: number, signal?: Ab
   const options = { signal, timeout: CONNECT_TIMEOUT_MS };
   const streamable = new Client({ name: 'browser-session-mcp-agent', version: VERSION });
   try {
-    await streamable.connect(new StreamableHTTPClientTransport(parsed, { requestInit }), options);
+    await streamable.connect(new StreamableHTTPClientTransport(parsed, { requestInit, fetch: egressFetch }), options);
     return { client: streamable, owned: true, label };
   } catch (streamableError) {
     await streamable.close().catch(() => undefined);
     if (signal?.aborted) throw cancelledError();
+    if (streamableError instanceof EgressRefusedError) {
+      throw new ServiceError(
+        'integration_error',
+        `MCP integration ${label} is refused by the egress policy "public" (${streamableError.reason}). The operator can open it with --egress-allow ${streamableError.host}:${streamableError.port}.`,
+        { cause: streamableError },
+      );
+    }
+    const baseFetch = egressFetch ?? fetch;
     const legacy = new Client({ name: 'browser-session-mcp-agent', version: VERSION });
     try {
       await legacy.connect(
         new SSEClientTransport(parsed, {
           requestInit,
+          fetch: egressFetch,
           eventSourceInit: headers
             ? {
                 fetch: (input, init) =>
-                  fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...headers } }),
+                  baseFetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...headers } }),
               }
             : undefined,
         }),

@@ -22,7 +22,7 @@ const MAX_OUTPUT_TOKENS = 4_096;
 
 export interface AgentDeps {
   /** The server's defaults: model, environment (API keys), URL policy. */
-  config: Pick<ServiceConfig, 'model' | 'env' | 'allowFileUrls'>;
+  config: Pick<ServiceConfig, 'model' | 'env' | 'allowFileUrls' | 'egress'>;
   /** A ready model client (tests, benchmarks); otherwise one is built from AgentConfig. */
   llm?: LLMClient;
 }
@@ -58,8 +58,12 @@ export async function runAgent({ session, config, options, deps, ctx = {} }: Age
       env: deps.config.env,
       provider: config.provider,
       fallback: ctx.modelFallback,
+      egress: deps.config.egress,
     });
-  const integrations = await Integrations.connect(config.integrations, Toolbox.reservedNames(config.tools), signal);
+  const integrations = await Integrations.connect(config.integrations, Toolbox.reservedNames(config.tools), {
+    signal,
+    egress: deps.config.egress,
+  });
   try {
     throwIfAborted(signal);
     return await loop({ session, config, options, deps, ctx, signal, llm, integrations, started, wanted });

@@ -7,6 +7,7 @@ import type {
   MessageParam,
   TextBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
+import { endsOnRefusal } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { Usage } from '../usage.js';
 import { toModelError } from './errors.js';
@@ -45,6 +46,7 @@ export class AnthropicClient implements LLMClient {
       maxRetries: maxRetries ?? 2,
       defaultHeaders,
       defaultQuery,
+      fetch: spec.fetch,
     });
   }
 
@@ -128,7 +130,7 @@ export class AnthropicClient implements LLMClient {
   private async create(body: MessageCreateParamsNonStreaming, signal: AbortSignal | undefined): Promise<{ message: Message; ms: number }> {
     const started = performance.now();
     try {
-      const message = await this.client.messages.create(body, { signal });
+      const message = await endsOnRefusal(signal, (callSignal) => this.client.messages.create(body, { signal: callSignal }));
       return { message, ms: Math.round(performance.now() - started) };
     } catch (err) {
       throw toModelError(err, { provider: 'anthropic', model: this.model, signal, secrets: this.secrets });

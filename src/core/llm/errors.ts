@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { EgressRefusedError } from '../egress/index.js';
 import { cancelledError, ServiceError } from '../errors.js';
 import type { Provider } from './types.js';
 
@@ -27,6 +28,16 @@ export function toModelError(err: unknown, ctx: ModelErrorContext): ServiceError
   if (err instanceof ServiceError) return err;
   const e = (err ?? {}) as SdkErrorLike;
   const who = `${PROVIDER_NAMES[ctx.provider]} model "${ctx.model}"`;
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  // Checked before the abort: a refusal ends the SDK call by aborting it (endsOnRefusal), so it is not retried.
+  const refusal = err instanceof EgressRefusedError ? err : cause instanceof EgressRefusedError ? cause : undefined;
+  if (refusal) {
+    return new ServiceError(
+      'model_error',
+      `The ${who} was not contacted: its address is refused by the egress policy "public" (${refusal.reason}). The operator can open it with --egress-allow ${refusal.host}:${refusal.port}.`,
+      { cause: err },
+    );
+  }
   if (
     ctx.signal?.aborted ||
     err instanceof OpenAI.APIUserAbortError ||
@@ -43,9 +54,11 @@ export function toModelError(err: unknown, ctx: ModelErrorContext): ServiceError
     );
   }
   if (err instanceof OpenAI.APIConnectionError || err instanceof Anthropic.APIConnectionError) {
+    // The egress fetch puts the reason (a timeout, a refused connection) on the cause; the SDKs only say "Connection error."
+    const reason = cause instanceof Error ? cause.message : (e.message ?? 'connection failed');
     return new ServiceError(
       'model_error',
-      `Could not reach the ${who}: ${redact(e.message ?? 'connection failed', ctx.secrets)}. Check the base URL and the network.`,
+      `Could not reach the ${who}: ${redact(reason, ctx.secrets)}. Check the base URL and the network.`,
       { cause: err },
     );
   }

@@ -1,5 +1,7 @@
+import type { Egress } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import { AnthropicClient } from './anthropic.js';
+import { DEFAULT_TIMEOUT_MS } from './common.js';
 import { OpenAIClient } from './openai.js';
 import type { LLMClient, ModelFallback, ModelSpec, Provider } from './types.js';
 
@@ -12,6 +14,8 @@ export interface ModelDefaults {
   env: Record<string, string | undefined>;
   /** Provider for a bare model name that has no recognisable prefix, or whose default model to use. */
   provider?: Provider;
+  /** Outbound connections to the model API go through its fetch. */
+  egress?: Egress;
 }
 
 /** The model each provider uses when only a key is configured. */
@@ -65,7 +69,7 @@ export function resolveModel(
   if (!key) {
     if (keyMayLeave && provider === 'openai') {
       // OpenAI-compatible local servers (Ollama, vLLM, LM Studio) usually need no key, but the SDK insists on one.
-      return { provider, model, apiKey: 'no-key', baseURL, organization, clientOptions };
+      return { provider, model, apiKey: 'no-key', baseURL, organization, clientOptions, fetch: modelFetch(defaults, clientOptions) };
     }
     throw new MissingKeyError(
       { provider, model },
@@ -82,7 +86,14 @@ export function resolveModel(
     baseURL: baseURL ?? envBaseURL,
     organization: organization ?? (vars.organization ? nonEmpty(defaults.env[vars.organization]) : undefined),
     clientOptions,
+    fetch: modelFetch(defaults, clientOptions),
   };
+}
+
+/** The egress fetch for a model client: connect bounded by the policy's timeout, headers by the client's own timeout. */
+function modelFetch(defaults: ModelDefaults, clientOptions: Record<string, unknown>): typeof fetch | undefined {
+  const timeout = typeof clientOptions.timeout === 'number' ? clientOptions.timeout : DEFAULT_TIMEOUT_MS;
+  return defaults.egress?.fetch({ headersTimeoutMs: timeout });
 }
 
 export function createLLMClient(spec: ModelSpec): LLMClient {

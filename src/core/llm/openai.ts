@@ -5,6 +5,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
+import { endsOnRefusal } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { Usage } from '../usage.js';
 import { DEFAULT_TIMEOUT_MS, schemaName } from './common.js';
@@ -43,6 +44,7 @@ export class OpenAIClient implements LLMClient {
       maxRetries: maxRetries ?? 2,
       defaultHeaders,
       defaultQuery,
+      fetch: spec.fetch,
     });
   }
 
@@ -126,7 +128,7 @@ export class OpenAIClient implements LLMClient {
   ): Promise<{ completion: ChatCompletion; ms: number }> {
     const started = performance.now();
     try {
-      const completion = await this.client.chat.completions.create(body, { signal });
+      const completion = await endsOnRefusal(signal, (callSignal) => this.client.chat.completions.create(body, { signal: callSignal }));
       return { completion, ms: Math.round(performance.now() - started) };
     } catch (err) {
       throw toModelError(err, { provider: 'openai', model: this.model, signal, secrets: this.secrets });

@@ -12,6 +12,8 @@ export interface ModelSpec {
   organization?: string;
   /** Any other client options (timeout, maxRetries, defaultHeaders, ...). */
   clientOptions?: Record<string, unknown>;
+  /** The server's policy-checked, time-bounded fetch (egress); the SDK's own fetch when unset. */
+  fetch?: typeof fetch;
 }
 
 export type ContentPart = { type: 'text'; text: string } | { type: 'image'; mediaType: 'image/png' | 'image/jpeg'; data: string };

@@ -3,16 +3,19 @@ import { z } from 'zod';
 /** Something a hostile or busy page did that the session handled by policy. */
 export interface PageEvent {
   seq: number;
-  type: 'dialog' | 'popup' | 'crash' | 'download' | 'unresponsive';
+  type: 'dialog' | 'popup' | 'crash' | 'download' | 'unresponsive' | 'blocked';
   message: string;
+  /** For `blocked`: how many requests were refused. */
+  count?: number;
   url?: string;
   at: string;
 }
 
 export const PageEventSchema = z.object({
   seq: z.number(),
-  type: z.enum(['dialog', 'popup', 'crash', 'download', 'unresponsive']),
+  type: z.enum(['dialog', 'popup', 'crash', 'download', 'unresponsive', 'blocked']),
   message: z.string(),
+  count: z.number().optional().describe('For "blocked": how many requests the egress policy refused.'),
   url: z.string().optional(),
   at: z.string(),
 });
@@ -32,6 +35,11 @@ export class EventLog {
 
   get lastSeq(): number {
     return this.seq;
+  }
+
+  /** The last event an operation has reported; later ones are still to be reported. */
+  get reportedUpTo(): number {
+    return this.reportedSeq;
   }
 
   record(event: Omit<PageEvent, 'seq' | 'at'>): void {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { BrowserContext } from 'playwright-core';
 import type { Logger } from 'pino';
 import type { BrowserManager } from '../browser.js';
+import type { ContextProxyOptions, Egress } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { PageWatcher } from './page.js';
 import { Session } from './session.js';
@@ -11,6 +12,8 @@ export interface SessionRegistryOptions {
   sessionIdleTimeoutMs: number;
   logger: Logger;
   instanceId?: string;
+  /** Gives each context its egress proxy when the policy filters. */
+  egress?: Egress;
 }
 
 /** All live sessions: creation with limits, lookup scoped by owner, serial execution, idle expiry. */
@@ -60,7 +63,12 @@ export class SessionRegistry {
     }
     this.starting++;
     try {
-      const context = await this.newContext();
+      // With a filtering egress policy the context gets its own proxy (docs/egress.md); it closes with the context.
+      const egress = await this.options.egress?.openContext();
+      const context = await this.newContext(egress?.contextOptions).catch(async (err: unknown) => {
+        await egress?.proxy.close();
+        throw err;
+      });
       try {
         const page = await context.newPage();
         const session = new Session({
@@ -71,6 +79,7 @@ export class SessionRegistry {
           logger: this.options.logger,
           watchers: [...this.watchers],
         });
+        egress?.attach(session);
         // Raw CDP calls share the page's one CDP session: open it now, not later beside a busy renderer.
         await session.watched.cdp();
         this.sessions.set(session.id, session);
@@ -78,6 +87,7 @@ export class SessionRegistry {
         return session;
       } catch (err) {
         await context.close().catch(() => undefined);
+        await egress?.proxy.close();
         throw err;
       }
     } finally {
@@ -85,8 +95,8 @@ export class SessionRegistry {
     }
   }
 
-  private async newContext(): Promise<BrowserContext> {
-    const options = { acceptDownloads: false, viewport: { width: 1280, height: 800 } };
+  private async newContext(egress: ContextProxyOptions | undefined): Promise<BrowserContext> {
+    const options = { acceptDownloads: false, viewport: { width: 1280, height: 800 }, ...egress };
     const browser = await this.browser.get();
     try {
       return await browser.newContext(options);

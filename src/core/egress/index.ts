@@ -1,0 +1,115 @@
+import { isIP } from 'node:net';
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import { ServiceError } from '../errors.js';
+import { ContextEgress } from './context.js';
+import { createDispatcher, fetchVia } from './fetch.js';
+import { EgressPolicy, parseAllowRule, type EgressPolicyName } from './policy.js';
+import { EgressProxy } from './proxy.js';
+
+export { contextEgress, checkNavigationEgress, watchRefusedNavigation, type ContextProxyOptions, type EgressSession } from './context.js';
+export { endsOnRefusal } from './fetch.js';
+export { EGRESS_POLICIES, EgressRefusedError, type EgressPolicyName } from './policy.js';
+
+/** Connect and response-header bound of every outbound connection the server makes for a caller. */
+export const DEFAULT_OUTBOUND_TIMEOUT_MS = 15_000;
+/** Chromium flags without which traffic could leave around the proxy: QUIC and WebRTC's UDP. */
+const PROXY_ONLY_ARGS = ['--disable-quic', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+
+export interface EgressConfig {
+  /** Unset: "all", unless a door that accepts remote callers asks for "public" (see preferPolicy). */
+  egressPolicy?: EgressPolicyName;
+  /** HOST[:PORT], IP[:PORT] or CIDR targets opened despite the policy. */
+  egressAllow?: string[];
+  outboundTimeoutMs?: number;
+  cdpEndpoint?: string;
+  logger: Logger;
+}
+
+/** The server's egress boundary: the browser's proxy per context, the server's own fetch, and the checks before a navigation. */
+export class Egress {
+  private fallback: EgressPolicyName = 'all';
+  private current: EgressPolicy | undefined;
+  private readonly dispatchers = new Map<number, Dispatcher>();
+
+  constructor(private readonly config: EgressConfig) {
+    for (const rule of config.egressAllow ?? []) {
+      try {
+        parseAllowRule(rule);
+      } catch (err) {
+        throw new ServiceError('invalid_argument', (err as Error).message);
+      }
+    }
+  }
+
+  /** A door's default when the operator chose no policy; it has no effect once the policy is in use. */
+  preferPolicy(name: EgressPolicyName): void {
+    if (!this.current) this.fallback = name;
+  }
+
+  /** The policy in force; fixed from its first use on (the browser's flags and contexts depend on it). */
+  get policy(): EgressPolicy {
+    return (this.current ??= new EgressPolicy(this.config.egressPolicy ?? this.fallback, this.config.egressAllow));
+  }
+
+  get connectTimeoutMs(): number {
+    return this.config.outboundTimeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS;
+  }
+
+  /** Launch flags that keep the browser's traffic on the proxy. */
+  browserArgs(): string[] {
+    return this.policy.name === 'public' ? PROXY_ONLY_ARGS : [];
+  }
+
+  /** A proxy for one new browser context, or undefined when nothing is filtered. */
+  async openContext(): Promise<ContextEgress | undefined> {
+    const policy = this.policy;
+    if (policy.name === 'all') return undefined;
+    this.checkBrowserReach();
+    const proxy = await EgressProxy.start({ policy, connectTimeoutMs: this.connectTimeoutMs, logger: this.config.logger });
+    return new ContextEgress(proxy, policy);
+  }
+
+  /**
+   * `fetch` for a request the server makes for a caller (model APIs, MCP integrations): policy-checked addresses, a
+   * bounded connect time, response headers within `headersTimeoutMs` (default: the connect bound), aborted by `signal`.
+   */
+  fetch(options: { headersTimeoutMs?: number; signal?: AbortSignal } = {}): typeof fetch {
+    const headersTimeoutMs = options.headersTimeoutMs ?? this.connectTimeoutMs;
+    let dispatcher = this.dispatchers.get(headersTimeoutMs);
+    if (!dispatcher) {
+      dispatcher = createDispatcher({
+        policy: this.policy,
+        connectTimeoutMs: this.connectTimeoutMs,
+        headersTimeoutMs,
+        logger: this.config.logger,
+      });
+      this.dispatchers.set(headersTimeoutMs, dispatcher);
+    }
+    return fetchVia(dispatcher, options.signal);
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.dispatchers.values()];
+    this.dispatchers.clear();
+    await Promise.all(all.map((dispatcher) => dispatcher.close().catch(() => undefined)));
+  }
+
+  /** The per-context proxy listens on this machine's loopback: a browser elsewhere could not reach it. */
+  private checkBrowserReach(): void {
+    if (!this.config.cdpEndpoint) return;
+    let host: string;
+    try {
+      host = new URL(this.config.cdpEndpoint).hostname.replace(/^\[|\]$/g, '');
+    } catch {
+      return;
+    }
+    const local = host === 'localhost' || (isIP(host) === 4 ? host.startsWith('127.') : host === '::1');
+    if (!local) {
+      throw new ServiceError(
+        'browser_unavailable',
+        `The egress policy "public" needs the browser on this machine (its proxy listens on 127.0.0.1), but --cdp-endpoint points at ${host}. Run the browser here, or use --egress-policy all and filter egress on the browser's host.`,
+      );
+    }
+  }
+}
