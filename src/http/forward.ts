@@ -86,6 +86,8 @@ export function callPeer(call: PeerCall): Promise<IncomingMessage> {
       agent: https ? agents.https : agents.http,
     });
     req.on('socket', (socket) => {
+      // Small request and answer writes must not wait for the previous packet's ACK (Nagle).
+      socket.setNoDelay(true);
       if (!socket.connecting) return;
       const timer = setTimeout(() => fail(`no connection within ${CONNECT_TIMEOUT_MS} ms`), CONNECT_TIMEOUT_MS);
       timers.push(timer);
@@ -120,8 +122,9 @@ export async function forwardRequest(req: IncomingMessage, res: ServerResponse, 
   res.on('close', () => !res.writableFinished && gone.abort());
   const upstream = await callPeer({ ...call, body: req, signal: gone.signal });
   res.writeHead(upstream.statusCode ?? 502, pick(upstream.headers, RESPONSE_HEADERS));
-  res.flushHeaders();
   const stream = String(upstream.headers['content-type'] ?? '').startsWith('text/event-stream');
+  // A stream's headers go at once (its first event may be far off); a JSON answer's go with its body.
+  if (stream) res.flushHeaders();
   await new Promise<void>((resolve) => {
     upstream.on('data', (chunk: Buffer) => res.write(chunk));
     upstream.on('end', () => {
