@@ -102,6 +102,9 @@ const program = new Command()
       .default('close'),
   )
   .addOption(new Option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini').env('MODEL_NAME'))
+  .option('--instance-id <id>', 'this server among several: session ids start with it so peers route them here')
+  .option('--peer <id=url>', 'another server instance, e.g. b=http://10.0.0.8:8931 (repeatable; needs --instance-id)', collect, [])
+  .option('--peers-from-dns <name[:port]>', 'peers are the addresses of this DNS name (a Kubernetes headless Service)')
   .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
   .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL').default('info'));
 
@@ -129,6 +132,9 @@ interface CliOptions {
   model?: string;
   logLevel: string;
   checkBrowser: boolean;
+  instanceId?: string;
+  peer: string[];
+  peersFromDns?: string;
 }
 
 async function main(): Promise<void> {
@@ -150,6 +156,9 @@ async function main(): Promise<void> {
     process.stdout.write(remote ? `${hosts.join('\n')}\n` : `${found!.source} ${found!.path}\n`);
     process.exit(0);
   }
+
+  if ((opts.peer.length || opts.peersFromDns) && !opts.instanceId) fail('--peer and --peers-from-dns need --instance-id.');
+  if (opts.instanceId && opts.transport !== 'http') fail('--instance-id works with --transport http only.');
 
   let service: BrowserService;
   try {
@@ -190,7 +199,9 @@ async function main(): Promise<void> {
     return;
   }
   const { serveHttp } = await import('./http/server.js');
+  const peers = opts.instanceId ? await peerTable(opts, logger) : undefined;
   await serveHttp(service, {
+    peers,
     port: opts.port,
     host: opts.host,
     apiKeys: [...opts.apiKey, ...(opts.apiKeys ?? '').split(',')].map((key) => key.trim()).filter(Boolean),
@@ -207,6 +218,7 @@ async function main(): Promise<void> {
 
 function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>): BrowserService {
   return new BrowserService({
+    instanceId: opts.instanceId,
     executablePath: opts.executablePath,
     cdpEndpoints: opts.cdpEndpoint,
     playwrightEndpoints: opts.playwrightEndpoint,
@@ -224,6 +236,24 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
     model: opts.model,
     logger,
   });
+}
+
+function fail(message: string): never {
+  process.stderr.write(`browser-session-mcp: ${message}\n`);
+  process.exit(1);
+}
+
+/** The instances this one routes to, from --peer and --peers-from-dns. */
+async function peerTable(opts: CliOptions, logger: ReturnType<typeof createLogger>) {
+  const { Peers, parsePeerFlag } = await import('./http/peers.js');
+  const { parseDnsFlag, watchDnsPeers } = await import('./http/peer-dns.js');
+  try {
+    const peers = new Peers(opts.instanceId!, opts.peer.map(parsePeerFlag));
+    if (opts.peersFromDns) watchDnsPeers(peers, { ...parseDnsFlag(opts.peersFromDns, opts.port), logger });
+    return peers;
+  } catch (err) {
+    return fail((err as Error).message);
+  }
 }
 
 void main();

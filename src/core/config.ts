@@ -38,6 +38,8 @@ export interface ServiceConfig {
   /** Environment the model keys are read from; defaults to process.env. */
   env: Record<string, string | undefined>;
   logger: Logger;
+  /** This server instance among several; session ids start with it (`<instanceId>.<random>`) so peers can route them. */
+  instanceId?: string;
 }
 
 export type PopupPolicy = 'close' | 'tab';

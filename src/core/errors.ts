@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   not_implemented: 501,
   navigation_failed: 502,
   browser_unavailable: 503,
+  session_unavailable: 503,
   navigation_timeout: 504,
   host_not_allowed: 403,
   unsupported_media_type: 415,

@@ -4,6 +4,6 @@ export { FrameRegistry } from './session/frames.js';
 export { WatchedPage, type PageWatcher } from './session/page.js';
 export { OperationQueue } from './session/queue.js';
 export { SessionPages, type SessionPagesOptions } from './session/pages.js';
-export { SessionRegistry, newSessionId, type SessionRegistryOptions } from './session/registry.js';
+export { SessionRegistry, newSessionId, sessionInstance, type SessionRegistryOptions } from './session/registry.js';
 export { FrameInfoSchema, Session, SessionInfoSchema, type SessionInfo, type SessionOptions } from './session/session.js';
 export { FeatureState, stateKey, type StateKey } from './session/state.js';

@@ -8,6 +8,8 @@ import type { BrowserService } from '../core/service.js';
 import { createMcpServer } from '../mcp/server.js';
 import { readJsonBody } from './body.js';
 import { MemoryEventStore } from './event-store.js';
+import { remoteTools } from './mcp-forward.js';
+import type { Peers } from './peers.js';
 
 interface McpSession {
   transport: StreamableHTTPServerTransport;
@@ -30,10 +32,16 @@ export class McpEndpoint {
   private readonly sessions = new Map<string, McpSession>();
   private readonly sweeper: NodeJS.Timeout;
 
+  private readonly idleTimeoutMs: number;
+  private readonly peers?: Peers;
+
   constructor(
     private readonly service: BrowserService,
-    private readonly idleTimeoutMs: number,
+    options: { idleTimeoutMs: number; peers?: Peers },
   ) {
+    this.idleTimeoutMs = options.idleTimeoutMs;
+    this.peers = options.peers;
+    const idleTimeoutMs = options.idleTimeoutMs;
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(60_000, idleTimeoutMs / 4)));
     this.sweeper.unref();
   }
@@ -72,9 +80,10 @@ export class McpEndpoint {
   }
 
   private async initialize(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
-    const server = createMcpServer(this.service, { owner });
+    const server = createMcpServer(this.service, { owner, remote: this.peers ? remoteTools(this.peers) : undefined });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomBytes(18).toString('base64url'),
+      // Tagged like browser session ids, so any instance behind a load balancer can send the MCP session's requests home.
+      sessionIdGenerator: () => (this.peers ? `${this.peers.self}.` : '') + randomBytes(18).toString('base64url'),
       // Resumable streams: a client that loses an SSE stream reconnects with Last-Event-ID after this delay.
       eventStore: new MemoryEventStore(),
       retryInterval: RETRY_MS,

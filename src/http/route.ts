@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { OperationContext } from '../core/operation.js';
 import type { BrowserService } from '../core/service.js';
+import type { PeerListing } from './peer-sessions.js';
 
 export interface RouteCall<B> {
   service: BrowserService;
@@ -9,6 +10,8 @@ export interface RouteCall<B> {
   params: Record<string, string>;
   body: B;
   ctx: OperationContext;
+  /** Set when peers are configured and the caller wants every instance (no ?local=true, not a forwarded request). */
+  peerSessions?: (signal: AbortSignal) => Promise<PeerListing>;
 }
 
 /** One REST route: its schemas feed validation and the OpenAPI document; its handler only calls the core. */

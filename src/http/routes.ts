@@ -30,12 +30,14 @@ let openApi: Record<string, unknown> | undefined;
 /** 200 with the hosts and the room left while a session can start; 503 with the same data in error.details otherwise. */
 function health(service: BrowserService) {
   const { ready, hosts, capacityLeft } = service.readiness();
-  if (ready) return ok({ status: 'ok' as const, version: VERSION, hosts, capacityLeft });
+  const instanceId = service.config.instanceId;
+  const about = { version: VERSION, ...(instanceId ? { instanceId } : {}), hosts, capacityLeft };
+  if (ready) return ok({ status: 'ok' as const, ...about });
   const why = hosts.some((host) => host.accepting)
     ? 'this instance has --max-sessions sessions open'
     : 'every browser host is down or full';
   throw new ServiceError('browser_unavailable', `No new session can start here now: ${why}.`, {
-    details: { status: 'unavailable', version: VERSION, hosts, capacityLeft },
+    details: { status: 'unavailable', ...about },
   });
 }
 
@@ -73,10 +75,16 @@ export const routes: Route[] = [
     method: 'GET',
     path: '/v1/sessions',
     operationId: 'SessionList',
-    summary: "List the caller's open sessions.",
+    summary:
+      "List the caller's open sessions on every server instance; ?local=true lists this instance's only. Peers that did not answer are named in data.unavailable.",
     response: SessionListResponse,
     auth: true,
-    handle: ({ service, owner }) => ok({ sessions: service.listSessions(owner) }),
+    handle: async ({ service, owner, peerSessions, ctx }) => {
+      const local = service.listSessions(owner);
+      if (!peerSessions) return ok({ sessions: local });
+      const remote = await peerSessions(ctx.signal!);
+      return ok({ sessions: [...local, ...remote.sessions], ...(remote.unavailable.length ? { unavailable: remote.unavailable } : {}) });
+    },
   }),
   route({
     method: 'GET',

@@ -12,7 +12,18 @@ export const StartSessionRequest = z.object({}).strict().describe('No start opti
 export const SessionResponse = z.object({ success: z.literal(true), data: SessionInfoSchema }).strict();
 
 export const SessionListResponse = z
-  .object({ success: z.literal(true), data: z.object({ sessions: z.array(SessionInfoSchema) }).strict() })
+  .object({
+    success: z.literal(true),
+    data: z
+      .object({
+        sessions: z.array(SessionInfoSchema),
+        unavailable: z
+          .array(z.string())
+          .optional()
+          .describe('Server instances that did not answer; their sessions are missing from this list. Absent when all answered.'),
+      })
+      .strict(),
+  })
   .strict();
 
 export const EndSessionResponse = z.object({ success: z.literal(true) }).strict();
@@ -56,6 +67,7 @@ export const Readiness = z
   .object({
     status: z.enum(['ok', 'unavailable']),
     version: z.string(),
+    instanceId: z.string().optional().describe('This server instance (--instance-id); peers found through DNS learn ids here.'),
     hosts: z.array(HostReadinessSchema),
     capacityLeft: z.number().int().describe('New sessions this instance can take now (accepting hosts, bounded by --max-sessions).'),
   })

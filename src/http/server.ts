@@ -8,8 +8,12 @@ import { ApiKeys } from './auth.js';
 import { readJsonBody } from './body.js';
 import { sendError, sendJson, toHttpError } from './errors.js';
 import { BinaryBody } from './envelope.js';
+import { forwardRequest, QUICK_HEADERS_TIMEOUT_MS } from './forward.js';
 import { allowedHostNames, checkHost, isLoopbackBind } from './hosts.js';
 import { McpEndpoint } from './mcp.js';
+import { listPeerSessions } from './peer-sessions.js';
+import { FORWARDED_HEADER, type Peers } from './peers.js';
+import type { RouteCall } from './route.js';
 import { matchRoute, type RouteMatch } from './routes.js';
 import { disconnectSignal, streamOperation, wantsStream } from './sse.js';
 
@@ -26,6 +30,8 @@ export interface HttpOptions {
   host: string;
   apiKeys: string[];
   allowedHosts: string[];
+  /** This instance and its peers: calls for a peer's session are forwarded there. */
+  peers?: Peers;
 }
 
 export interface HttpServer {
@@ -43,6 +49,10 @@ const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
 /** Serves MCP at /mcp and the REST API at /v1 on one HTTP server; resolves once it listens. */
 export async function serveHttp(service: BrowserService, options: HttpOptions): Promise<HttpServer> {
+  if (options.peers && options.peers.self !== service.config.instanceId)
+    throw new Error(
+      `The peer table is for instance "${options.peers.self}" but the sessions are tagged "${service.config.instanceId ?? ''}".`,
+    );
   const keys = new ApiKeys(options.apiKeys);
   // Remote callers must not reach this machine's network through the browser or the server (docs/egress.md).
   service.egress.preferPolicy(keys.enabled || !isLoopbackBind(options.host) ? 'public' : 'all');
@@ -50,12 +60,15 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   service.egress.checkBrowserReach();
   const allowedHosts = allowedHostNames({ host: options.host, allowedHosts: options.allowedHosts, keysConfigured: keys.enabled });
   const logger = service.logger;
-  const mcp = new McpEndpoint(service, service.config.sessionIdleTimeoutMs);
+  const mcp = new McpEndpoint(service, { idleTimeoutMs: service.config.sessionIdleTimeoutMs, peers: options.peers });
+  const peers = options.peers;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     const method = req.method ?? 'GET';
-    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const { pathname, search } = new URL(req.url ?? '/', 'http://localhost');
+    // What a forwarded request asks the peer: the parsed path and query only, whatever the raw request line said.
+    const forwardPath = pathname + search;
     const headers: Record<string, string> = {};
     res.setHeader('keep-alive', `timeout=${ADVERTISED_KEEP_ALIVE_S}`);
     try {
@@ -63,7 +76,14 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
       if (pathname === '/mcp') {
         headers['www-authenticate'] = 'Bearer realm="browser-session-mcp"';
         if (!MCP_METHODS.includes(method)) throw methodNotAllowed(headers, MCP_METHODS);
-        await mcp.handle(req, res, keys.authenticate(req, { bearer: true }));
+        const owner = keys.authenticate(req, { bearer: true });
+        const mcpSession = req.headers[FORWARDED_HEADER] === undefined ? req.headers['mcp-session-id'] : undefined;
+        const home = peers && typeof mcpSession === 'string' ? peers.route(mcpSession) : undefined;
+        if (peers && home?.kind === 'peer') {
+          await forwardRequest(req, res, { peer: home.peer, self: peers.self, method, path: forwardPath, headers: req.headers });
+          return;
+        }
+        await mcp.handle(req, res, owner);
         return;
       }
       const { match, allowed } = matchRoute(method, pathname);
@@ -71,8 +91,18 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
         if (allowed.length) throw methodNotAllowed(headers, allowed);
         throw new ServiceError('not_found', `No route ${method} ${pathname}. The API is described at /v1/openapi.json.`);
       }
+      // The key is checked here first: a caller this instance refuses never reaches a peer.
       const owner = match.route.auth ? keys.authenticate(req, { bearer: false }) : LOCAL_OWNER;
-      await runRoute(service, match, owner, req, res);
+      const forwarded = req.headers[FORWARDED_HEADER] !== undefined;
+      const target = peers && !forwarded && match.params.id !== undefined ? peers.route(match.params.id) : undefined;
+      if (peers && target?.kind === 'peer') {
+        const call = { peer: target.peer, self: peers.self, method, path: forwardPath, headers: req.headers };
+        await forwardRequest(req, res, { ...call, headersTimeoutMs: match.route.streams ? undefined : QUICK_HEADERS_TIMEOUT_MS });
+        return;
+      }
+      const everywhere = peers && !forwarded && new URLSearchParams(search).get('local') !== 'true';
+      const peerSessions = everywhere ? (signal: AbortSignal) => listPeerSessions(peers, req.headers, signal) : undefined;
+      await runRoute(service, match, { owner, peerSessions }, req, res);
     } catch (err) {
       const error = toHttpError(err, logger, { method, path: pathname });
       if (error.code === 'payload_too_large') headers.connection = 'close';
@@ -126,7 +156,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
 async function runRoute(
   service: BrowserService,
   { route, params }: RouteMatch,
-  owner: string,
+  { owner, peerSessions }: Pick<RouteCall<unknown>, 'owner' | 'peerSessions'>,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -147,7 +177,7 @@ async function runRoute(
     );
     return;
   }
-  const result = await route.handle({ service, owner, params, body, ctx: { signal: disconnectSignal(res) } });
+  const result = await route.handle({ service, owner, params, body, ctx: { signal: disconnectSignal(res) }, peerSessions });
   if (result instanceof BinaryBody) sendBinary(res, result);
   else sendJson(res, 200, result);
 }

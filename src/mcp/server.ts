@@ -17,7 +17,7 @@ import { invalidArgument, toJsonSchema } from '../core/validation.js';
 import { VERSION } from '../version.js';
 import { errorResult, toCallToolResult } from './result.js';
 import { samplingFallback } from './sampling.js';
-import type { ToolContext, ToolDefinition } from './tool.js';
+import type { RemoteTools, ToolContext, ToolDefinition } from './tool.js';
 import { tools as defaultTools } from './tools/index.js';
 
 const INSTRUCTIONS =
@@ -27,6 +27,8 @@ export interface McpServerOptions {
   /** Scope of the sessions this connection may see. */
   owner: string;
   tools?: ToolDefinition[];
+  /** Sends calls for sessions held by another server instance there (the HTTP door sets it when peers are configured). */
+  remote?: RemoteTools;
 }
 
 /** One MCP server per client connection; tools come from mcp/tools and call the shared core. */
@@ -45,13 +47,19 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
     if (!tool)
       throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
     const sent: Array<Promise<unknown>> = [];
-    const result = await callTool(tool, request.params.arguments ?? {}, {
-      service,
-      owner: options.owner,
-      signal: extra.signal,
-      progress: progressSender(extra, request.params.arguments, sent),
-      modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
-    });
+    const args = request.params.arguments ?? {};
+    const local = () =>
+      callTool(tool, args, {
+        service,
+        owner: options.owner,
+        signal: extra.signal,
+        progress: progressSender(extra, request.params.arguments, sent),
+        modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
+      });
+    const parsed = options.remote ? tool.input.safeParse(args) : undefined;
+    const result = await ((parsed?.success &&
+      options.remote?.({ tool: tool.name, args: parsed.data, headers: extra.requestInfo?.headers, signal: extra.signal, local })) ||
+      local());
     // Notifications are written asynchronously; a last one still in flight would reach the client after the result and be dropped.
     await Promise.all(sent);
     return result;

@@ -1,4 +1,4 @@
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { ModelFallback } from '../core/llm/types.js';
 import type { ProgressEvent } from '../core/operation.js';
@@ -39,3 +39,17 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
 export function defineTool<I extends z.ZodObject, O extends z.ZodType>(tool: ToolDefinition<I, O>): ToolDefinition<I, O> {
   return tool;
 }
+
+export interface RemoteToolCall {
+  tool: string;
+  /** The arguments, already valid against the tool's input schema. */
+  args: Record<string, unknown>;
+  /** Headers of the HTTP request that carried the call (streamable HTTP only). */
+  headers?: Record<string, string | string[] | undefined>;
+  signal: AbortSignal;
+  /** Runs the call here; a remote handler that merges (session_list) calls it too. */
+  local(): Promise<CallToolResult>;
+}
+
+/** Runs a tool call on another server instance, or returns undefined to run it here. */
+export type RemoteTools = (call: RemoteToolCall) => Promise<CallToolResult> | undefined;

@@ -11,6 +11,7 @@ export interface SessionRegistryOptions {
   maxSessions: number;
   sessionIdleTimeoutMs: number;
   logger: Logger;
+  instanceId?: string;
   /** Gives each context its egress proxy when the policy filters. */
   egress?: Egress;
   /** What a popup becomes: closed and reported (default) or a tab of the session. */
@@ -78,7 +79,7 @@ export class SessionRegistry {
       try {
         const page = await context.newPage();
         const session = new Session({
-          id: newSessionId(),
+          id: newSessionId(this.options.instanceId),
           owner,
           context,
           host: connection,
@@ -158,7 +159,14 @@ export class SessionRegistry {
   }
 }
 
-/** 160 random bits, URL-safe. */
-export function newSessionId(): string {
-  return randomBytes(20).toString('base64url');
+/** 160 random bits, URL-safe, after `<instanceId>.` when the server is one of several (base64url has no dot). */
+export function newSessionId(instanceId?: string): string {
+  const random = randomBytes(20).toString('base64url');
+  return instanceId ? `${instanceId}.${random}` : random;
+}
+
+/** The instance a session id names, or undefined for an id without one. */
+export function sessionInstance(id: string): string | undefined {
+  const dot = id.indexOf('.');
+  return dot > 0 ? id.slice(0, dot) : undefined;
 }

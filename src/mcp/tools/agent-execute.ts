@@ -33,7 +33,7 @@ export const agentExecuteTool = defineTool({
 });
 
 /** The outcome and the actions taken, for clients that read the text content. */
-function agentSummary(result: AgentResult): string {
+export function agentSummary(result: AgentResult): string {
   const failed = result.actions.filter((action) => action.error !== undefined).length;
   return [
     `${result.completed ? (result.success ? 'Completed' : 'Gave up') : 'Not completed'}: ${result.message}`,

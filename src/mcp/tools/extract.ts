@@ -25,15 +25,15 @@ export const extractTool = defineTool({
     const outcome = await ctx.service.extract(ctx.owner, sessionId, options, ctx);
     return operationOutput(outcome, () => {
       const structured = extractionObject(outcome);
-      // The two text forms read best as plain text; structured results as JSON.
-      const only = Object.keys(structured);
-      const text =
-        only.length === 1 && typeof structured.pageText === 'string'
-          ? structured.pageText
-          : only.length === 1 && typeof structured.extraction === 'string'
-            ? structured.extraction
-            : undefined;
-      return { structured, text };
+      return { structured, text: extractionText(structured) };
     });
   },
 });
+
+/** The two text forms read best as plain text; structured results as JSON (undefined). */
+export function extractionText(structured: Record<string, unknown>): string | undefined {
+  const only = Object.keys(structured);
+  if (only.length === 1 && typeof structured.pageText === 'string') return structured.pageText;
+  if (only.length === 1 && typeof structured.extraction === 'string') return structured.extraction;
+  return undefined;
+}
