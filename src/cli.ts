@@ -37,6 +37,7 @@ const program = new Command()
   .option('--headed', 'show the browser window', false)
   .option('--browser-arg <flag>', 'extra Chromium flag (repeatable)', collect, [])
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
+  .option('--max-sessions-per-key <n>', 'most sessions one API key may hold at once (default: --max-sessions)', positiveInt)
   .option('--session-idle-timeout <ms>', 'end a session after this long unused', positiveInt, DEFAULTS.sessionIdleTimeoutMs)
   .option('--allow-file-urls', 'allow file:, data: and javascript: URLs in navigate', false)
   .addOption(new Option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini').env('MODEL_NAME'))
@@ -55,6 +56,7 @@ interface CliOptions {
   headed: boolean;
   browserArg: string[];
   maxSessions: number;
+  maxSessionsPerKey?: number;
   sessionIdleTimeout: number;
   allowFileUrls: boolean;
   model?: string;
@@ -83,6 +85,7 @@ async function main(): Promise<void> {
     headless: !opts.headed,
     browserArgs: opts.browserArg,
     maxSessions: opts.maxSessions,
+    maxSessionsPerKey: opts.maxSessionsPerKey,
     sessionIdleTimeoutMs: opts.sessionIdleTimeout,
     allowFileUrls: opts.allowFileUrls,
     model: opts.model,

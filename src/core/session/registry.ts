@@ -8,6 +8,8 @@ import { Session } from './session.js';
 
 export interface SessionRegistryOptions {
   maxSessions: number;
+  /** Most sessions one owner (API key) may hold at once; unset means the global limit. */
+  maxSessionsPerKey?: number;
   sessionIdleTimeoutMs: number;
   logger: Logger;
 }
@@ -16,7 +18,8 @@ export interface SessionRegistryOptions {
 export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   private readonly watchers: PageWatcher[] = [];
-  private starting = 0;
+  /** Sessions being started, per owner: they count against the limits before they exist. */
+  private readonly starting = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
   private closing = false;
 
@@ -39,9 +42,12 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
-  private openCount(): number {
+  /** Open sessions plus those being started, overall or for one owner. */
+  private openCount(owner?: string): number {
     let open = 0;
-    for (const session of this.sessions.values()) if (!session.closedReason) open++;
+    for (const session of this.sessions.values()) if (!session.closedReason && (owner === undefined || session.owner === owner)) open++;
+    if (owner !== undefined) return open + (this.starting.get(owner) ?? 0);
+    for (const count of this.starting.values()) open += count;
     return open;
   }
 
@@ -51,13 +57,19 @@ export class SessionRegistry {
 
   async start(owner: string): Promise<Session> {
     if (this.closing) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
-    if (this.openCount() + this.starting >= this.options.maxSessions) {
+    const perKey = Math.min(this.options.maxSessionsPerKey ?? this.options.maxSessions, this.options.maxSessions);
+    // The messages name only the caller's own figures: other keys' counts are not theirs to learn.
+    if (this.openCount(owner) >= perKey)
       throw new ServiceError(
         'session_limit',
-        `The server already has ${this.options.maxSessions} open sessions (--max-sessions). End a session with session_end and try again.`,
+        `You already have ${perKey} open sessions, the most one API key may hold (--max-sessions-per-key). End one with session_end and try again.`,
       );
-    }
-    this.starting++;
+    if (this.openCount() >= this.options.maxSessions)
+      throw new ServiceError(
+        'session_limit',
+        'The server has no free session slot right now (--max-sessions). Try again later, or end one of your sessions with session_end.',
+      );
+    this.starting.set(owner, (this.starting.get(owner) ?? 0) + 1);
     try {
       const context = await this.newContext();
       try {
@@ -80,7 +92,9 @@ export class SessionRegistry {
         throw err;
       }
     } finally {
-      this.starting--;
+      const left = (this.starting.get(owner) ?? 1) - 1;
+      if (left > 0) this.starting.set(owner, left);
+      else this.starting.delete(owner);
     }
   }
 
