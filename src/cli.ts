@@ -39,6 +39,9 @@ const program = new Command()
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
   .option('--max-sessions-per-key <n>', 'most sessions one API key may hold at once (default: --max-sessions)', positiveInt)
   .option('--session-idle-timeout <ms>', 'end a session after this long unused', positiveInt, DEFAULTS.sessionIdleTimeoutMs)
+  .option('--max-mcp-sessions <n>', 'most MCP sessions open at /mcp at once (default 1000)', positiveInt)
+  .option('--max-mcp-sessions-per-key <n>', 'most MCP sessions one API key may hold at /mcp (default 100)', positiveInt)
+  .option('--mcp-session-idle-timeout <ms>', 'close an MCP session at /mcp after this long unused (default 300000)', positiveInt)
   .option('--allow-file-urls', 'allow file:, data: and javascript: URLs in navigate', false)
   .addOption(new Option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini').env('MODEL_NAME'))
   .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
@@ -58,6 +61,9 @@ interface CliOptions {
   maxSessions: number;
   maxSessionsPerKey?: number;
   sessionIdleTimeout: number;
+  maxMcpSessions?: number;
+  maxMcpSessionsPerKey?: number;
+  mcpSessionIdleTimeout?: number;
   allowFileUrls: boolean;
   model?: string;
   logLevel: string;
@@ -125,6 +131,11 @@ async function main(): Promise<void> {
         ?.split(',')
         .map((host) => host.trim())
         .filter(Boolean) ?? [],
+    mcpSessions: {
+      maxSessions: opts.maxMcpSessions,
+      maxSessionsPerKey: opts.maxMcpSessionsPerKey,
+      idleTimeoutMs: opts.mcpSessionIdleTimeout,
+    },
   }).catch((err: Error) => {
     process.stderr.write(`browser-session-mcp: ${err.message}\n`);
     return shutdown('http server failed to start', 1);

@@ -8,7 +8,7 @@ import { ApiKeys } from './auth.js';
 import { readJsonBody } from './body.js';
 import { sendError, sendJson, toHttpError } from './errors.js';
 import { allowedHostNames, checkHost, isLoopbackBind } from './hosts.js';
-import { McpEndpoint } from './mcp.js';
+import { MCP_SESSION_DEFAULTS, McpEndpoint, type McpSessionLimits } from './mcp.js';
 import { matchRoute, type RouteMatch } from './routes.js';
 import { disconnectSignal, streamOperation, wantsStream } from './sse.js';
 
@@ -25,6 +25,8 @@ export interface HttpOptions {
   host: string;
   apiKeys: string[];
   allowedHosts: string[];
+  /** Bounds and idle timeout of the MCP sessions at /mcp; each defaults to MCP_SESSION_DEFAULTS. */
+  mcpSessions?: Partial<McpSessionLimits>;
 }
 
 export interface HttpServer {
@@ -45,7 +47,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   const keys = new ApiKeys(options.apiKeys);
   const allowedHosts = allowedHostNames({ host: options.host, allowedHosts: options.allowedHosts, keysConfigured: keys.enabled });
   const logger = service.logger;
-  const mcp = new McpEndpoint(service, service.config.sessionIdleTimeoutMs);
+  const mcp = new McpEndpoint(service, { ...MCP_SESSION_DEFAULTS, ...definedOnly(options.mcpSessions ?? {}) });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
@@ -141,6 +143,10 @@ async function runRoute(
   }
   const result = await route.handle({ service, owner, params, body, ctx: { signal: disconnectSignal(res) } });
   sendJson(res, 200, result);
+}
+
+function definedOnly<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function methodNotAllowed(headers: Record<string, string>, allowed: string[]): ServiceError {
