@@ -7,6 +7,7 @@ import { toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { createMcpServer } from '../mcp/server.js';
 import { readJsonBody } from './body.js';
+import { cancelOnDrop } from './mcp-cancel.js';
 import { MemoryEventStore } from './event-store.js';
 
 interface McpSession {
@@ -15,9 +16,13 @@ interface McpSession {
   owner: string;
   lastSeen: number;
   inflight: number;
+  /** When the client last reconnected to a stream with Last-Event-ID. */
+  lastResumeAt: number;
 }
 
 const RETRY_MS = 1_000;
+/** A resumable client whose POST stream dropped has this long to reconnect before its calls are cancelled. */
+const RESUME_GRACE_MS = 3 * RETRY_MS;
 
 /** JSON-RPC error codes the /mcp endpoint answers with before a request reaches the MCP server. */
 const RPC = { parseError: -32700, invalidRequest: -32600, sessionNotFound: -32001, sessionLimit: -32002 } as const;
@@ -80,6 +85,9 @@ export class McpEndpoint {
       session.inflight--;
       session.lastSeen = Date.now();
     });
+    if (req.method === 'GET' && header(req, 'last-event-id') !== undefined) session.lastResumeAt = Date.now();
+    if (req.method === 'POST')
+      cancelOnDrop({ req, res, body, transport: session.transport, graceMs: RESUME_GRACE_MS, lastResumeAt: () => session.lastResumeAt });
     await session.transport.handleRequest(req, res, body);
   }
 
@@ -141,7 +149,7 @@ export class McpEndpoint {
       eventStore: new MemoryEventStore(),
       retryInterval: RETRY_MS,
       onsessioninitialized: (id) => {
-        this.sessions.set(id, { transport, server, owner, lastSeen: Date.now(), inflight: 0 });
+        this.sessions.set(id, { transport, server, owner, lastSeen: Date.now(), inflight: 0, lastResumeAt: 0 });
         this.service.logger.debug({ mcpSession: id, open: this.sessions.size }, 'MCP session opened');
       },
     });
