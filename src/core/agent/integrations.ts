@@ -170,15 +170,8 @@ async function openConnection(item: AgentIntegration, index: number, signal?: Ab
     const legacy = new Client({ name: 'browser-session-mcp-agent', version: VERSION });
     try {
       await legacy.connect(
-        new SSEClientTransport(parsed, {
-          requestInit,
-          eventSourceInit: headers
-            ? {
-                fetch: (input, init) =>
-                  fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...headers } }),
-              }
-            : undefined,
-        }),
+        // The SDK sends requestInit's headers on the event stream too: adding them again there sent them twice.
+        new SSEClientTransport(parsed, { requestInit }),
         options,
       );
       return { client: legacy, owned: true, label };
