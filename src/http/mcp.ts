@@ -50,6 +50,8 @@ export class McpEndpoint {
   constructor(
     private readonly service: BrowserService,
     private readonly limits: McpSessionLimits,
+    /** Fires at shutdown: running tool calls stop and answer an error. */
+    private readonly stopping?: AbortSignal,
   ) {
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(60_000, limits.idleTimeoutMs / 4)));
     this.sweeper.unref();
@@ -142,7 +144,7 @@ export class McpEndpoint {
   }
 
   private async open(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
-    const server = createMcpServer(this.service, { owner });
+    const server = createMcpServer(this.service, { owner, stopping: this.stopping });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomBytes(18).toString('base64url'),
       // Resumable streams: a client that loses an SSE stream reconnects with Last-Event-ID after this delay.

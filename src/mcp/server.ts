@@ -10,7 +10,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { toServiceError } from '../core/errors.js';
+import { ServiceError, toServiceError } from '../core/errors.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { BrowserService } from '../core/service.js';
 import { invalidArgument, toJsonSchema } from '../core/validation.js';
@@ -27,6 +27,8 @@ export interface McpServerOptions {
   /** Scope of the sessions this connection may see. */
   owner: string;
   tools?: ToolDefinition[];
+  /** Fires when the server shuts down: running tool calls stop and answer a `browser_unavailable` error. */
+  stopping?: AbortSignal;
 }
 
 /** One MCP server per client connection; tools come from mcp/tools and call the shared core. */
@@ -45,10 +47,11 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
     if (!tool)
       throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
     const sent: Array<Promise<unknown>> = [];
+    const signal = options.stopping ? AbortSignal.any([extra.signal, options.stopping]) : extra.signal;
     const result = await callTool(tool, request.params.arguments ?? {}, {
       service,
       owner: options.owner,
-      signal: extra.signal,
+      signal,
       progress: progressSender(extra, request.params.arguments, sent),
       modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
     });
@@ -65,7 +68,9 @@ async function callTool(tool: ToolDefinition, args: unknown, ctx: ToolContext): 
   try {
     return toCallToolResult(await tool.run(parsed.data, ctx));
   } catch (err) {
-    const error = toServiceError(err);
+    const cancelled = toServiceError(err);
+    // Stopped by the shutdown rather than by the client: say so, so the client knows to retry elsewhere.
+    const error = cancelled.code === 'cancelled' && ctx.signal.reason instanceof ServiceError ? ctx.signal.reason : cancelled;
     if (error.code === 'internal') ctx.service.logger.error({ err, tool: tool.name }, 'tool failed');
     return errorResult(error);
   }
