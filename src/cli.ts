@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     logger,
   });
 
-  let http: { shutdown(): Promise<void> } | void | undefined;
+  const running: { http?: { shutdown(): Promise<void> } | void } = {};
   let stopping = false;
   const shutdown = async (why: string, code = 0) => {
     if (stopping) return;
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(code), 15_000);
     force.unref();
     // Operations in flight answer a clear error before their sessions and the browser close.
-    await http?.shutdown().catch((err) => logger.error({ err }, 'stopping the HTTP server failed'));
+    await running.http?.shutdown().catch((err) => logger.error({ err }, 'stopping the HTTP server failed'));
     await service.close().catch((err) => logger.error({ err }, 'shutdown failed'));
     process.exit(code);
   };
@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     return;
   }
   const { serveHttp } = await import('./http/server.js');
-  http = await serveHttp(service, {
+  running.http = await serveHttp(service, {
     port: opts.port,
     host: opts.host,
     apiKeys: [...opts.apiKey, ...(opts.apiKeys ?? '').split(',')].map((key) => key.trim()).filter(Boolean),
