@@ -86,7 +86,11 @@ const program = new Command()
   .option('--headed', 'show the browser window', false)
   .option('--browser-arg <flag>', 'extra Chromium flag (repeatable)', collect, [])
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
+  .option('--max-sessions-per-key <n>', 'most sessions one API key may hold at once (default: --max-sessions)', positiveInt)
   .option('--session-idle-timeout <ms>', 'end a session after this long unused', positiveInt, DEFAULTS.sessionIdleTimeoutMs)
+  .option('--max-mcp-sessions <n>', 'most MCP sessions open at /mcp at once (default 1000)', positiveInt)
+  .option('--max-mcp-sessions-per-key <n>', 'most MCP sessions one API key may hold at /mcp (default 100)', positiveInt)
+  .option('--mcp-session-idle-timeout <ms>', 'close an MCP session at /mcp after this long unused (default 300000)', positiveInt)
   .option('--allow-file-urls', 'allow file:, data: and javascript: URLs in navigate', false)
   .addOption(
     new Option(
@@ -123,7 +127,11 @@ interface CliOptions {
   headed: boolean;
   browserArg: string[];
   maxSessions: number;
+  maxSessionsPerKey?: number;
   sessionIdleTimeout: number;
+  maxMcpSessions?: number;
+  maxMcpSessionsPerKey?: number;
+  mcpSessionIdleTimeout?: number;
   allowFileUrls: boolean;
   egressPolicy?: 'public' | 'all';
   egressAllow: string[];
@@ -168,6 +176,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
+  const running: { http?: { shutdown(): Promise<void> } | void } = {};
   let stopping = false;
   const shutdown = async (why: string, code = 0) => {
     if (stopping) return;
@@ -175,6 +184,8 @@ async function main(): Promise<void> {
     logger.info({ why }, 'shutting down');
     const force = setTimeout(() => process.exit(code), 15_000);
     force.unref();
+    // Operations in flight answer a clear error before their sessions and the browser close.
+    await running.http?.shutdown().catch((err) => logger.error({ err }, 'stopping the HTTP server failed'));
     await service.close().catch((err) => logger.error({ err }, 'shutdown failed'));
     process.exit(code);
   };
@@ -200,7 +211,7 @@ async function main(): Promise<void> {
   }
   const { serveHttp } = await import('./http/server.js');
   const peers = opts.instanceId ? await peerTable(opts, logger) : undefined;
-  await serveHttp(service, {
+  running.http = await serveHttp(service, {
     peers,
     port: opts.port,
     host: opts.host,
@@ -210,6 +221,11 @@ async function main(): Promise<void> {
         ?.split(',')
         .map((host) => host.trim())
         .filter(Boolean) ?? [],
+    mcpSessions: {
+      maxSessions: opts.maxMcpSessions,
+      maxSessionsPerKey: opts.maxMcpSessionsPerKey,
+      idleTimeoutMs: opts.mcpSessionIdleTimeout,
+    },
   }).catch((err: Error) => {
     process.stderr.write(`browser-session-mcp: ${err.message}\n`);
     return shutdown('http server failed to start', 1);
@@ -227,6 +243,7 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
     headless: !opts.headed,
     browserArgs: opts.browserArg,
     maxSessions: opts.maxSessions,
+    maxSessionsPerKey: opts.maxSessionsPerKey,
     sessionIdleTimeoutMs: opts.sessionIdleTimeout,
     allowFileUrls: opts.allowFileUrls,
     egressPolicy: opts.egressPolicy,

@@ -132,7 +132,16 @@ describe('resolveModel', () => {
   it('refuses unknown names and unknown client options', () => {
     expect(() => resolveModel('mystery-model', {}, { env })).toThrow(/openai\/<model>/);
     expect(() => resolveModel('gpt-4o', { fetch: 'x' }, { env })).toThrow(/Unknown model client option "fetch"/);
-    expect(() => resolveModel('gpt-4o', { timeout: 'soon' }, { env })).toThrow(/timeout must be a number/);
+    expect(() => resolveModel('gpt-4o', { timeout: 'soon' }, { env })).toThrow(
+      /timeout must be a non-negative number \(milliseconds\), not a string/,
+    );
+    // A number of the wrong sign is told what is wrong with it, not that it is no number.
+    expect(() => resolveModel('gpt-4o', { timeout: -5 }, { env })).toThrow(
+      /timeout must be a non-negative number \(milliseconds\), not -5/,
+    );
+    expect(() => resolveModel('gpt-4o', { maxRetries: Infinity }, { env })).toThrow(
+      /maxRetries must be a non-negative number, not Infinity/,
+    );
   });
 });
 

@@ -20,6 +20,8 @@ export interface ServiceConfig {
   /** Extra Chromium flags appended to the defaults. */
   browserArgs: string[];
   maxSessions: number;
+  /** Most sessions one API key (owner) may hold at once; unset means `maxSessions`. */
+  maxSessionsPerKey?: number;
   sessionIdleTimeoutMs: number;
   /** Allow file:, data: and javascript: URLs in navigate. */
   allowFileUrls: boolean;

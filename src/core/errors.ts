@@ -79,3 +79,11 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
 export function cancelledError(cause?: unknown): ServiceError {
   return new ServiceError('cancelled', 'The operation was cancelled by the client.', cause === undefined ? undefined : { cause });
 }
+
+/** The error of an operation stopped because the server is shutting down (and of one that arrives meanwhile). */
+export function shuttingDownError(): ServiceError {
+  return new ServiceError(
+    'browser_unavailable',
+    'The server is shutting down: this operation was stopped before it finished (its session is being closed). Retry on a running server.',
+  );
+}

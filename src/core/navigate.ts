@@ -6,6 +6,9 @@ import { cancelledError, ServiceError, throwIfAborted } from './errors.js';
 import { withTimeout, type OperationContext } from './operation.js';
 import type { Session, WatchedPage } from './sessions.js';
 
+/** How long a page to be navigated away from has to answer a trivial script before it is replaced. */
+const UNRESPONSIVE_PROBE_MS = 2_000;
+
 export const WaitUntil = z.enum(['load', 'domcontentloaded', 'networkidle']);
 
 export const NavigateOptions = z
@@ -88,6 +91,8 @@ export async function navigate(
   ctx: OperationContext = {},
 ): Promise<NavigationResponse | null> {
   const url = checkUrl(req.url, policy);
+  // A page looping since it loaded would hold this navigation for its whole timeout (the page is being left anyway).
+  if (!req.frameId) await session.replaceIfUnresponsive(UNRESPONSIVE_PROBE_MS);
   const frame = req.frameId ? session.frame(req.frameId) : session.page.mainFrame();
   const timeout = req.options?.timeout ?? DEFAULTS.navigationTimeoutMs;
   await checkNavigationEgress(session, url, timeout);

@@ -7,6 +7,7 @@ import { toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { createMcpServer } from '../mcp/server.js';
 import { readJsonBody } from './body.js';
+import { cancelOnDrop } from './mcp-cancel.js';
 import { MemoryEventStore } from './event-store.js';
 import { remoteTools } from './mcp-forward.js';
 import type { Peers } from './peers.js';
@@ -17,12 +18,25 @@ interface McpSession {
   owner: string;
   lastSeen: number;
   inflight: number;
+  /** When the client last reconnected to a stream with Last-Event-ID. */
+  lastResumeAt: number;
 }
 
 const RETRY_MS = 1_000;
+/** A resumable client whose POST stream dropped has this long to reconnect before its calls are cancelled. */
+const RESUME_GRACE_MS = 3 * RETRY_MS;
 
 /** JSON-RPC error codes the /mcp endpoint answers with before a request reaches the MCP server. */
-const RPC = { parseError: -32700, invalidRequest: -32600, sessionNotFound: -32001 } as const;
+const RPC = { parseError: -32700, invalidRequest: -32600, sessionNotFound: -32001, sessionLimit: -32002 } as const;
+
+/** How many MCP sessions may exist and how long an unused one lives. */
+export interface McpSessionLimits {
+  idleTimeoutMs: number;
+  maxSessions: number;
+  maxSessionsPerKey: number;
+}
+
+export const MCP_SESSION_DEFAULTS: McpSessionLimits = { idleTimeoutMs: 5 * 60_000, maxSessions: 1_000, maxSessionsPerKey: 100 };
 
 /**
  * MCP streamable HTTP at /mcp, stateful: `initialize` creates an MCP session (its id in Mcp-Session-Id) with its
@@ -32,17 +46,20 @@ export class McpEndpoint {
   private readonly sessions = new Map<string, McpSession>();
   private readonly sweeper: NodeJS.Timeout;
 
-  private readonly idleTimeoutMs: number;
+  /** Initializes under way, per owner: they count against the bounds before their session exists. */
+  private readonly pending = new Map<string, number>();
+  private readonly stopping?: AbortSignal;
   private readonly peers?: Peers;
 
   constructor(
     private readonly service: BrowserService,
-    options: { idleTimeoutMs: number; peers?: Peers },
+    private readonly limits: McpSessionLimits,
+    /** stopping fires at shutdown (running tool calls stop and answer an error); peers get calls for their sessions. */
+    options: { stopping?: AbortSignal; peers?: Peers } = {},
   ) {
-    this.idleTimeoutMs = options.idleTimeoutMs;
+    this.stopping = options.stopping;
     this.peers = options.peers;
-    const idleTimeoutMs = options.idleTimeoutMs;
-    this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(60_000, idleTimeoutMs / 4)));
+    this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(60_000, limits.idleTimeoutMs / 4)));
     this.sweeper.unref();
   }
 
@@ -76,11 +93,68 @@ export class McpEndpoint {
       session.inflight--;
       session.lastSeen = Date.now();
     });
+    if (req.method === 'GET' && header(req, 'last-event-id') !== undefined) session.lastResumeAt = Date.now();
+    if (req.method === 'POST')
+      cancelOnDrop({ req, res, body, transport: session.transport, graceMs: RESUME_GRACE_MS, lastResumeAt: () => session.lastResumeAt });
     await session.transport.handleRequest(req, res, body);
   }
 
   private async initialize(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
-    const server = createMcpServer(this.service, { owner, remote: this.peers ? remoteTools(this.peers) : undefined });
+    const refusal = this.makeRoom(owner);
+    if (refusal) return rpcError(res, 429, RPC.sessionLimit, refusal);
+    this.pending.set(owner, (this.pending.get(owner) ?? 0) + 1);
+    try {
+      await this.open(req, res, owner, body);
+    } finally {
+      const left = (this.pending.get(owner) ?? 1) - 1;
+      if (left > 0) this.pending.set(owner, left);
+      else this.pending.delete(owner);
+    }
+  }
+
+  /**
+   * At a bound, the least recently used idle MCP session (the key's own for the per-key bound) is closed to make
+   * room: it holds no browser state, and its client gets 404 and initializes again. With none idle, the refusal.
+   */
+  private makeRoom(owner: string): string | undefined {
+    const { maxSessions, maxSessionsPerKey } = this.limits;
+    if (this.count(owner) >= maxSessionsPerKey && !this.evictIdle(owner))
+      return `Too many MCP sessions for this API key (--max-mcp-sessions-per-key ${maxSessionsPerKey}), all in use. End one with DELETE /mcp and try again.`;
+    if (this.count() >= maxSessions && !this.evictIdle())
+      return 'The server has no free MCP session slot right now (--max-mcp-sessions). Try again later.';
+    return undefined;
+  }
+
+  private count(owner?: string): number {
+    let open = 0;
+    for (const session of this.sessions.values()) if (owner === undefined || session.owner === owner) open++;
+    if (owner !== undefined) return open + (this.pending.get(owner) ?? 0);
+    for (const count of this.pending.values()) open += count;
+    return open;
+  }
+
+  private evictIdle(owner?: string): boolean {
+    let oldest: [string, McpSession] | undefined;
+    for (const entry of this.sessions)
+      if (
+        entry[1].inflight === 0 &&
+        (owner === undefined || entry[1].owner === owner) &&
+        (!oldest || entry[1].lastSeen < oldest[1].lastSeen)
+      )
+        oldest = entry;
+    if (!oldest) return false;
+    this.sessions.delete(oldest[0]);
+    this.service.logger.debug({ mcpSession: oldest[0], open: this.sessions.size }, 'idle MCP session closed to make room');
+    void oldest[1].server.close().catch(() => undefined);
+    return true;
+  }
+
+  private async open(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
+    const server = createMcpServer(this.service, {
+      owner,
+      stopping: this.stopping,
+      remote: this.peers ? remoteTools(this.peers) : undefined,
+    });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       // Tagged like browser session ids, so any instance behind a load balancer can send the MCP session's requests home.
       sessionIdGenerator: () => (this.peers ? `${this.peers.self}.` : '') + randomBytes(18).toString('base64url'),
@@ -88,7 +162,7 @@ export class McpEndpoint {
       eventStore: new MemoryEventStore(),
       retryInterval: RETRY_MS,
       onsessioninitialized: (id) => {
-        this.sessions.set(id, { transport, server, owner, lastSeen: Date.now(), inflight: 0 });
+        this.sessions.set(id, { transport, server, owner, lastSeen: Date.now(), inflight: 0, lastResumeAt: 0 });
         this.service.logger.debug({ mcpSession: id, open: this.sessions.size }, 'MCP session opened');
       },
     });
@@ -104,7 +178,7 @@ export class McpEndpoint {
 
   /** MCP sessions nobody has used for the idle timeout are closed, like idle browser sessions. */
   private closeIdle(): void {
-    const cutoff = Date.now() - this.idleTimeoutMs;
+    const cutoff = Date.now() - this.limits.idleTimeoutMs;
     for (const session of this.sessions.values())
       if (session.inflight === 0 && session.lastSeen < cutoff) void session.server.close().catch(() => undefined);
   }

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ServiceError } from '../core/errors.js';
+import { ServiceError, shuttingDownError, toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { parseInput } from '../core/validation.js';
 import { LOCAL_OWNER } from '../door.js';
@@ -10,7 +10,7 @@ import { sendError, sendJson, toHttpError } from './errors.js';
 import { BinaryBody } from './envelope.js';
 import { forwardRequest, QUICK_HEADERS_TIMEOUT_MS } from './forward.js';
 import { allowedHostNames, checkHost, isLoopbackBind } from './hosts.js';
-import { McpEndpoint } from './mcp.js';
+import { MCP_SESSION_DEFAULTS, McpEndpoint, type McpSessionLimits } from './mcp.js';
 import { listPeerSessions } from './peer-sessions.js';
 import { FORWARDED_HEADER, type Peers } from './peers.js';
 import type { RouteCall } from './route.js';
@@ -32,6 +32,8 @@ export interface HttpOptions {
   allowedHosts: string[];
   /** This instance and its peers: calls for a peer's session are forwarded there. */
   peers?: Peers;
+  /** Bounds and idle timeout of the MCP sessions at /mcp; each defaults to MCP_SESSION_DEFAULTS. */
+  mcpSessions?: Partial<McpSessionLimits>;
 }
 
 export interface HttpServer {
@@ -43,9 +45,16 @@ export interface HttpServer {
   mcpSessionCount(): number;
   /** Stops listening and closes every open connection and MCP session; the BrowserService stays up. */
   close(): Promise<void>;
+  /**
+   * Graceful stop: refuses new work (503), stops the operations in flight so each answers a `browser_unavailable`
+   * error body, waits up to `graceMs` for those answers to go out, then closes like `close()`.
+   */
+  shutdown(graceMs?: number): Promise<void>;
 }
 
 const MCP_METHODS = ['GET', 'POST', 'DELETE'];
+/** How long a shutdown waits for the stopped operations' answers to be written. */
+const SHUTDOWN_GRACE_MS = 5_000;
 
 /** Serves MCP at /mcp and the REST API at /v1 on one HTTP server; resolves once it listens. */
 export async function serveHttp(service: BrowserService, options: HttpOptions): Promise<HttpServer> {
@@ -60,8 +69,16 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   service.egress.checkBrowserReach();
   const allowedHosts = allowedHostNames({ host: options.host, allowedHosts: options.allowedHosts, keysConfigured: keys.enabled });
   const logger = service.logger;
-  const mcp = new McpEndpoint(service, { idleTimeoutMs: service.config.sessionIdleTimeoutMs, peers: options.peers });
+  const stopping = new AbortController();
   const peers = options.peers;
+  const mcp = new McpEndpoint(
+    service,
+    { ...MCP_SESSION_DEFAULTS, ...definedOnly(options.mcpSessions ?? {}) },
+    { stopping: stopping.signal, peers },
+  );
+  /** Requests whose answer is still to come, but not the long-lived MCP event streams (GET), which never end by themselves. */
+  let inflight = 0;
+  let drained: (() => void) | undefined;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
@@ -71,7 +88,13 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
     const forwardPath = pathname + search;
     const headers: Record<string, string> = {};
     res.setHeader('keep-alive', `timeout=${ADVERTISED_KEEP_ALIVE_S}`);
+    const counted = !(pathname === '/mcp' && method === 'GET');
+    if (counted) inflight++;
     try {
+      if (stopping.signal.aborted) {
+        headers.connection = 'close';
+        throw shuttingDownError();
+      }
       checkHost(req, allowedHosts);
       if (pathname === '/mcp') {
         headers['www-authenticate'] = 'Bearer realm="browser-session-mcp"';
@@ -102,14 +125,15 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
       }
       const everywhere = peers && !forwarded && new URLSearchParams(search).get('local') !== 'true';
       const peerSessions = everywhere ? (signal: AbortSignal) => listPeerSessions(peers, req.headers, signal) : undefined;
-      await runRoute(service, match, { owner, peerSessions }, req, res);
+      await runRoute({ service, match, owner, peerSessions, req, res, stopping: stopping.signal });
     } catch (err) {
-      const error = toHttpError(err, logger, { method, path: pathname });
+      const error = stoppedByShutdown(toHttpError(err, logger, { method, path: pathname }), stopping.signal);
       if (error.code === 'payload_too_large') headers.connection = 'close';
       if (error.code !== 'unauthorized') delete headers['www-authenticate'];
       sendError(res, error, headers);
     } finally {
       logger.debug({ method, path: pathname, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'http request');
+      if (counted) onAnswered(res, () => --inflight === 0 && drained?.());
     }
   };
 
@@ -137,29 +161,57 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
     );
   }
 
+  const close = async () => {
+    await mcp.close();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  };
   return {
     url,
     port,
     server,
     mcpSessionCount: () => mcp.size,
-    close: async () => {
-      await mcp.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+    close,
+    shutdown: async (graceMs = SHUTDOWN_GRACE_MS) => {
+      if (!stopping.signal.aborted) {
+        logger.info({ inflight }, 'HTTP server stopping: refusing new work, stopping operations in flight');
+        server.close();
+        const answered = new Promise<void>((resolve) => (drained = resolve));
+        stopping.abort(shuttingDownError());
+        if (inflight > 0) await Promise.race([answered, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+      }
+      await close();
     },
   };
 }
 
+/** Calls `done` once the response has been written out or its connection is gone. */
+function onAnswered(res: ServerResponse, done: () => void): void {
+  if (res.writableFinished || res.destroyed) return done();
+  res.once('close', done);
+}
+
+/** An operation cancelled by the shutdown, not by its client, says the server is shutting down. */
+function stoppedByShutdown(error: ServiceError, stopping: AbortSignal): ServiceError {
+  return error.code === 'cancelled' && stopping.aborted ? shuttingDownError() : error;
+}
+
+interface RouteRun {
+  service: BrowserService;
+  match: RouteMatch;
+  owner: string;
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Fires at shutdown: the operation stops and answers `browser_unavailable`. */
+  stopping: AbortSignal;
+  /** Lists the caller's sessions on the peers, for GET /v1/sessions across instances. */
+  peerSessions?: RouteCall<unknown>['peerSessions'];
+}
+
 /** Validates the body, then answers JSON, or SSE when the route streams and the caller asked for it. */
-async function runRoute(
-  service: BrowserService,
-  { route, params }: RouteMatch,
-  { owner, peerSessions }: Pick<RouteCall<unknown>, 'owner' | 'peerSessions'>,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
+async function runRoute({ service, match: { route, params }, owner, peerSessions, req, res, stopping }: RouteRun): Promise<void> {
   const raw = route.body ? await readJsonBody(req, route.bodyLimit) : undefined;
   const body: unknown = route.body ? parseInput(route.body, raw ?? {}, `body for ${route.operationId}`) : undefined;
   if (route.streams && wantsStream(req, raw)) {
@@ -171,15 +223,36 @@ async function runRoute(
         operation: route.operationId,
         sessionId: info.id,
         url: info.url,
-        run: async (ctx) => route.handle({ service, owner, params, body, ctx }),
+        run: async (ctx) => {
+          try {
+            return await route.handle({ service, owner, params, body, ctx: { ...ctx, signal: anySignal(ctx.signal, stopping) } });
+          } catch (err) {
+            throw stoppedByShutdown(toServiceError(err), stopping);
+          }
+        },
       },
       service.logger,
     );
     return;
   }
-  const result = await route.handle({ service, owner, params, body, ctx: { signal: disconnectSignal(res) }, peerSessions });
+  const result = await route.handle({
+    service,
+    owner,
+    params,
+    body,
+    ctx: { signal: anySignal(disconnectSignal(res), stopping) },
+    peerSessions,
+  });
   if (result instanceof BinaryBody) sendBinary(res, result);
   else sendJson(res, 200, result);
+}
+
+function anySignal(signal: AbortSignal | undefined, stopping: AbortSignal): AbortSignal {
+  return signal ? AbortSignal.any([signal, stopping]) : stopping;
+}
+
+function definedOnly<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function methodNotAllowed(headers: Record<string, string>, allowed: string[]): ServiceError {

@@ -10,7 +10,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { toServiceError } from '../core/errors.js';
+import { ServiceError, toServiceError } from '../core/errors.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { BrowserService } from '../core/service.js';
 import { invalidArgument, toJsonSchema } from '../core/validation.js';
@@ -29,6 +29,8 @@ export interface McpServerOptions {
   tools?: ToolDefinition[];
   /** Sends calls for sessions held by another server instance there (the HTTP door sets it when peers are configured). */
   remote?: RemoteTools;
+  /** Fires when the server shuts down: running tool calls stop and answer a `browser_unavailable` error. */
+  stopping?: AbortSignal;
 }
 
 /** One MCP server per client connection; tools come from mcp/tools and call the shared core. */
@@ -48,17 +50,18 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
       throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
     const sent: Array<Promise<unknown>> = [];
     const args = request.params.arguments ?? {};
+    const signal = options.stopping ? AbortSignal.any([extra.signal, options.stopping]) : extra.signal;
     const local = () =>
       callTool(tool, args, {
         service,
         owner: options.owner,
-        signal: extra.signal,
+        signal,
         progress: progressSender(extra, request.params.arguments, sent),
         modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
       });
     const parsed = options.remote ? tool.input.safeParse(args) : undefined;
     const result = await ((parsed?.success &&
-      options.remote?.({ tool: tool.name, args: parsed.data, headers: extra.requestInfo?.headers, signal: extra.signal, local })) ||
+      options.remote?.({ tool: tool.name, args: parsed.data, headers: extra.requestInfo?.headers, signal, local })) ||
       local());
     // Notifications are written asynchronously; a last one still in flight would reach the client after the result and be dropped.
     await Promise.all(sent);
@@ -73,7 +76,9 @@ async function callTool(tool: ToolDefinition, args: unknown, ctx: ToolContext): 
   try {
     return toCallToolResult(await tool.run(parsed.data, ctx));
   } catch (err) {
-    const error = toServiceError(err);
+    const cancelled = toServiceError(err);
+    // Stopped by the shutdown rather than by the client: say so, so the client knows to retry elsewhere.
+    const error = cancelled.code === 'cancelled' && ctx.signal.reason instanceof ServiceError ? ctx.signal.reason : cancelled;
     if (error.code === 'internal') ctx.service.logger.error({ err, tool: tool.name }, 'tool failed');
     return errorResult(error);
   }

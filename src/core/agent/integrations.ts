@@ -197,20 +197,11 @@ async function openConnection(
         { cause: streamableError },
       );
     }
-    const baseFetch = egressFetch ?? fetch;
     const legacy = new Client({ name: 'browser-session-mcp-agent', version: VERSION });
     try {
       await legacy.connect(
-        new SSEClientTransport(parsed, {
-          requestInit,
-          fetch: egressFetch,
-          eventSourceInit: headers
-            ? {
-                fetch: (input, init) =>
-                  baseFetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...headers } }),
-              }
-            : undefined,
-        }),
+        // The SDK sends requestInit's headers on the event stream too: adding them again there sent them twice.
+        new SSEClientTransport(parsed, { requestInit, fetch: egressFetch }),
         options,
       );
       return { client: legacy, owned: true, label };

@@ -180,13 +180,23 @@ function pickClientOptions(opts: Record<string, unknown>): Record<string, unknow
           ? typeof value === 'string'
           : !!value && typeof value === 'object' && Object.values(value).every((v) => typeof v === 'string');
     if (!ok)
-      throw new ServiceError(
-        'invalid_argument',
-        `modelClientOptions.${key} must be ${type === 'headers' ? 'an object of strings' : `a ${type}`}.`,
-      );
+      throw new ServiceError('invalid_argument', `modelClientOptions.${key} must be ${expected(key, type)}, not ${describe(value)}.`);
     picked[key] = value;
   }
   return picked;
+}
+
+function expected(key: string, type: 'number' | 'string' | 'headers'): string {
+  if (type === 'headers') return 'an object of strings';
+  if (type === 'string') return 'a string';
+  return key === 'timeout' ? 'a non-negative number (milliseconds)' : 'a non-negative number';
+}
+
+/** A short account of a refused value: the number itself, else its type. */
+function describe(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -188,23 +188,31 @@ export class SessionPages {
    * page before the next operation.
    */
   checkResponsive(): void {
+    const { logger, sessionId } = this.options;
+    this.probe = this.replaceIfUnresponsive(PROBE_TIMEOUT_MS).catch((err) =>
+      logger.warn({ err, session: sessionId }, 'replacing an unresponsive page failed'),
+    );
+  }
+
+  /**
+   * Before a navigation of the main frame: a page whose script started looping after it loaded (no timeout was seen)
+   * would hold that navigation for its whole timeout. Leaving the page anyway, the session loses nothing but its
+   * history when a page that does not answer within `ms` is swapped first.
+   */
+  async replaceIfUnresponsive(ms: number): Promise<void> {
     const { log, logger, sessionId, isClosed } = this.options;
     const watched = this.active;
     const answer = answersScript(watched);
     answer.catch(() => undefined);
-    this.probe = withTimeout(answer, PROBE_TIMEOUT_MS, () => new Error('no answer'))
-      .catch(() => false)
-      .then(async (answered) => {
-        if (answered || watched !== this.active || isClosed()) return;
-        log.record({
-          type: 'unresponsive',
-          message: 'The page stopped responding (a script that never yields); the session continues on a fresh blank page.',
-          url: watched.page.url(),
-        });
-        logger.warn({ session: sessionId }, 'page unresponsive; replaced');
-        await this.replace();
-      })
-      .catch((err) => logger.warn({ err, session: sessionId }, 'replacing an unresponsive page failed'));
+    const answered = await withTimeout(answer, ms, () => new Error('no answer')).catch(() => false);
+    if (answered || watched !== this.active || isClosed()) return;
+    log.record({
+      type: 'unresponsive',
+      message: 'The page stopped responding (a script that never yields); the session continues on a fresh blank page.',
+      url: watched.page.url(),
+    });
+    logger.warn({ session: sessionId }, 'page unresponsive; replaced');
+    await this.replace();
   }
 
   private async replace(): Promise<void> {

@@ -9,6 +9,8 @@ import { Session } from './session.js';
 
 export interface SessionRegistryOptions {
   maxSessions: number;
+  /** Most sessions one owner (API key) may hold at once; unset means the global limit. */
+  maxSessionsPerKey?: number;
   sessionIdleTimeoutMs: number;
   logger: Logger;
   instanceId?: string;
@@ -22,7 +24,8 @@ export interface SessionRegistryOptions {
 export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   private readonly watchers: PageWatcher[] = [];
-  private starting = 0;
+  /** Sessions being started, per owner: they count against the limits before they exist. */
+  private readonly starting = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
   private closing = false;
 
@@ -44,16 +47,20 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
-  private openCount(): number {
+  /** Open sessions plus those being started, overall or for one owner. */
+  private openCount(owner?: string): number {
     let open = 0;
     // Sessions whose host was lost hold no browser; they stay listed until ended but do not count.
-    for (const session of this.sessions.values()) if (!session.closedReason && !session.pages.hostLoss()) open++;
+    for (const session of this.sessions.values())
+      if (!session.closedReason && !session.pages.hostLoss() && (owner === undefined || session.owner === owner)) open++;
+    if (owner !== undefined) return open + (this.starting.get(owner) ?? 0);
+    for (const count of this.starting.values()) open += count;
     return open;
   }
 
   /** Sessions --max-sessions still allows (open and starting ones counted). */
   get capacityLeft(): number {
-    return Math.max(0, this.options.maxSessions - this.openCount() - this.starting);
+    return Math.max(0, this.options.maxSessions - this.openCount());
   }
 
   get idleTimeoutMs(): number {
@@ -62,13 +69,19 @@ export class SessionRegistry {
 
   async start(owner: string): Promise<Session> {
     if (this.closing) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
-    if (this.openCount() + this.starting >= this.options.maxSessions) {
+    const perKey = Math.min(this.options.maxSessionsPerKey ?? this.options.maxSessions, this.options.maxSessions);
+    // The messages name only the caller's own figures: other keys' counts are not theirs to learn.
+    if (this.openCount(owner) >= perKey)
       throw new ServiceError(
         'session_limit',
-        `The server already has ${this.options.maxSessions} open sessions (--max-sessions). End a session with session_end and try again.`,
+        `You already have ${perKey} open sessions, the most one API key may hold (--max-sessions-per-key). End one with session_end and try again.`,
       );
-    }
-    this.starting++;
+    if (this.openCount() >= this.options.maxSessions)
+      throw new ServiceError(
+        'session_limit',
+        'The server has no free session slot right now (--max-sessions). Try again later, or end one of your sessions with session_end.',
+      );
+    this.starting.set(owner, (this.starting.get(owner) ?? 0) + 1);
     try {
       // With a filtering egress policy the context gets its own proxy (docs/egress.md); it closes with the context.
       const egress = await this.options.egress?.openContext();
@@ -100,7 +113,9 @@ export class SessionRegistry {
         throw connection.lost() ?? err;
       }
     } finally {
-      this.starting--;
+      const left = (this.starting.get(owner) ?? 1) - 1;
+      if (left > 0) this.starting.set(owner, left);
+      else this.starting.delete(owner);
     }
   }
 

@@ -158,6 +158,11 @@ export class Session {
     });
   }
 
+  /** Before a main-frame navigation: replaces the page first if it does not answer a trivial script within `ms`. */
+  replaceIfUnresponsive(ms: number): Promise<void> {
+    return this.pages.replaceIfUnresponsive(ms);
+  }
+
   /** After a navigation or a read timed out: replaces the page before the next operation if it no longer runs scripts. */
   checkResponsive(): void {
     this.pages.checkResponsive();

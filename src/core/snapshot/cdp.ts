@@ -34,6 +34,7 @@ export function bounded<T>(promise: Promise<T>, ms: number, what: string): Promi
       new ServiceError(
         'timeout',
         `The page did not answer within ${ms} ms while ${what}; it may be stuck in a script loop or too large. Try again, or navigate away.`,
+        { details: { callTimeoutMs: ms, waitingFor: what } },
       ),
   );
 }

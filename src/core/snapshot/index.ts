@@ -36,14 +36,31 @@ export interface SnapshotOptions {
 
 /** Reads the page as text with element refs; the refs stay resolvable on the session until the next snapshot. */
 export async function takeSnapshot(session: Session, options: SnapshotOptions = {}, ctx: OperationContext = {}): Promise<PageSnapshot> {
+  const started = performance.now();
   try {
     return await readSnapshot(session, options, ctx);
   } catch (err) {
+    if (!(err instanceof ServiceError) || err.code !== 'timeout') throw err;
     // A read that timed out may leave the renderer busy with it (a huge DOM's accessibility tree), holding up even
     // navigating away: the page is checked and replaced before the next operation if it no longer answers.
-    if (err instanceof ServiceError && err.code === 'timeout') session.checkResponsive();
-    throw err;
+    session.checkResponsive();
+    throw readTimeout(err, Math.round(performance.now() - started));
   }
+}
+
+/**
+ * The read's timeout as the caller lived it: each browser call has its own bound, so a read can fail after several
+ * calls that each took long; the message gives the whole time spent, then the call that got no answer.
+ */
+function readTimeout(err: ServiceError, elapsedMs: number): ServiceError {
+  const { callTimeoutMs, waitingFor } = (err.details ?? {}) as { callTimeoutMs?: number; waitingFor?: string };
+  if (callTimeoutMs === undefined) return err;
+  return new ServiceError(
+    'timeout',
+    `Reading the page took ${elapsedMs} ms and was stopped: the page did not answer one call within ${callTimeoutMs} ms (${waitingFor}). ` +
+      'It may be stuck in a script loop or too large. Try again, or navigate away.',
+    { details: { elapsedMs, callTimeoutMs }, cause: err },
+  );
 }
 
 async function readSnapshot(session: Session, options: SnapshotOptions, ctx: OperationContext): Promise<PageSnapshot> {

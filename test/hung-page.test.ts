@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isServiceError, type ServiceError } from '../src/core/errors.js';
+import { silentLogger } from '../src/core/logger.js';
+import { BrowserService } from '../src/core/service.js';
+import { takeSnapshot } from '../src/core/snapshot/index.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+
+describe('a page whose script loops forever after it loaded', () => {
+  let site: SiteServer;
+  let service: BrowserService;
+
+  beforeAll(async () => {
+    site = await startSiteServer();
+    service = new BrowserService({ logger: silentLogger() });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await site?.close();
+  });
+
+  /** A session on /pages/loop.html once its loop runs (a trivial script no longer answers within 200 ms). */
+  async function hungSession(): Promise<string> {
+    const id = (await service.startSession('t')).id;
+    const loaded = await service.navigate('t', id, { url: site.url('/pages/loop.html') });
+    expect(loaded.result?.status).toBe(200);
+    const page = service.sessions.get(id, 't').page;
+    const answers = () => Promise.race([page.evaluate(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 200, false))]);
+    await expect.poll(answers, { timeout: 10_000 }).toBe(false);
+    return id;
+  }
+
+  it('does not block the next navigate: the page is replaced before it starts', async () => {
+    const id = await hungSession();
+    // Without recovery this navigate waits for the hung document until its own timeout (navigation_timeout).
+    const next = await service.navigate('t', id, { url: site.url('/index.html'), options: { timeout: 20_000 } });
+    expect(next.result).toMatchObject({ status: 200, url: site.url('/index.html') });
+    expect(next.pageEvents).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'unresponsive' })]));
+    await service.endSession('t', id);
+  });
+
+  it('a read that times out says how long it really took, not only the bound of its last call', async () => {
+    const id = await hungSession();
+    const started = performance.now();
+    const error = await service
+      .operate('t', id, (session) => takeSnapshot(session, { callTimeoutMs: 1_000 }))
+      .then(() => undefined)
+      .catch((err: unknown) => err);
+    const waited = performance.now() - started;
+    expect(isServiceError(error) && error.code).toBe('timeout');
+    // The settle wait and the read each gave the page up to 1 s: the message names the whole wait.
+    const said = Number(/took (\d+) ms/.exec((error as ServiceError).message)?.[1]);
+    expect(said).toBeLessThanOrEqual(waited);
+    expect(said).toBeGreaterThan(waited - 500);
+    expect((error as ServiceError).message).toMatch(/within 1000 ms/);
+    await service.endSession('t', id);
+  });
+});
