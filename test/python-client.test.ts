@@ -90,6 +90,8 @@ describe('Python client (python/) against the REST API', () => {
     control = await startFakeControl(fake);
     const service = new BrowserService({
       logger: silentLogger(),
+      // API keys make the HTTP door default to egress "public"; the local site and model server are on loopback.
+      egressPolicy: 'all',
       model: 'openai/gpt-4.1-mini',
       env: { OPENAI_API_KEY: 'sk-server', OPENAI_BASE_URL: fake.openaiBaseURL },
     });
