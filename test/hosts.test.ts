@@ -98,7 +98,7 @@ describe('a pool of browser hosts', () => {
     expect(service.browser.status().hosts.map((entry) => entry.sessions)).toEqual([0, 0, 0, 0]);
   });
 
-  it('runs the whole feature set on a pooled session: page text with closed shadow roots and iframes, dialogs, popups, extract with a model, the agent', async () => {
+  it('runs the whole feature set on a pooled session: page text with closed shadow roots and iframes, dialogs, popups, extract with a model, the agent, observe, act and screenshot', async () => {
     fake.reset();
     const service = pooled({
       playwrightEndpoints: [a.url],
@@ -155,6 +155,19 @@ describe('a pool of browser hosts', () => {
       },
     });
     expect(agent.result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('4,217.93 EUR') });
+
+    // A client's own model drives the remote page: observe, act by its refs, and look at it.
+    await service.navigate(OWNER, id, { url: site.url('/agent/login.html') });
+    const { actions } = (await service.observe(OWNER, id, {})).result;
+    const field = (label: RegExp) => actions.find((action) => action.method === 'fill' && label.test(action.description))!;
+    await service.act(OWNER, id, { action: { ...field(/Username/), arguments: { value: 'alice' } } });
+    await service.act(OWNER, id, { action: { ...field(/Password/), arguments: { value: 'correct horse battery' } } });
+    const submit = actions.find((action) => action.method === 'click' && /Sign in/i.test(action.description))!;
+    const signedIn = await service.act(OWNER, id, { action: submit });
+    expect(signedIn.result).toMatchObject({ navigated: true, pageText: expect.stringContaining('4,217.93 EUR') });
+    const shot = (await service.screenshot(OWNER, id, { format: 'png' })).result;
+    expect([...shot.image.subarray(1, 4)].map((byte) => String.fromCharCode(byte)).join('')).toBe('PNG');
+    expect({ width: shot.width, height: shot.height }).toEqual({ width: 1280, height: 800 });
   });
 
   it('a host that dies: its sessions fail fast with browser_unavailable and are listed as lost; new sessions go elsewhere; it takes sessions again once back', async () => {
