@@ -4,25 +4,16 @@
  * Actions are picked from observe(): fields filled, boxes checked, options selected, then page scrolls; the login
  * flow submits and lands on another page. Target: the first costs at most 40% of the second.
  */
-import { createReadStream, existsSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { actResultText, type Action, type ObservedAction } from '../src/core/act/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
+import { CORPUS_DIR, startCorpusServer } from './corpus.js';
 import { printTable } from './table.js';
 
-// The saved real pages beside the repository, or beside the worktrees' parent in this workplace.
-const CORPUS_DIR =
-  process.env.PAGETEXT_CORPUS ??
-  ['../../shared/corpus', '../../../shared/corpus']
-    .map((path) => fileURLToPath(new URL(path, import.meta.url)))
-    .find((dir) => existsSync(dir)) ??
-  '';
 const CORPUS_PAGES = ['ars-1', 'wikipedia-2', 'nytimes-1', 'theverge', 'mozilla-1'];
 const OWNER = 'bench';
 const STEPS = 5;
@@ -76,24 +67,10 @@ async function measure(service: BrowserService, task: Task): Promise<Array<strin
   }
 }
 
-function serveCorpus(): Promise<{ origin: string; close: () => void }> {
-  const server = createServer((req, res) => {
-    const path = join(CORPUS_DIR, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
-    if (!path.startsWith(CORPUS_DIR) || !existsSync(path) || statSync(path).isDirectory()) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': path.endsWith('.html') ? 'text/html; charset=utf-8' : 'application/octet-stream' });
-    createReadStream(path).pipe(res);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }),
-    ),
-  );
-}
-
 export async function run(): Promise<void> {
   const service = new BrowserService({ logger: silentLogger() });
   const site = await startSiteServer();
-  const corpus = await serveCorpus();
+  const corpus = await startCorpusServer();
   try {
     const tasks: Task[] = [
       {

@@ -3,9 +3,7 @@
  * interactive elements, over the test pages and the saved real pages of ../shared/corpus (PAGETEXT_CORPUS overrides); then the
  * time to read a page of 5,000 elements.
  */
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
@@ -14,10 +12,10 @@ import { BrowserService } from '../src/core/service.js';
 import type { Session } from '../src/core/sessions.js';
 import { resolveRef, takeSnapshot } from '../src/core/snapshot/index.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
+import { CORPUS_DIR, startCorpusServer } from './corpus.js';
 import { median, printTable } from './table.js';
 
 // The saved real pages live beside the repository (../shared/corpus) in this workplace and CI.
-const CORPUS_DIR = process.env.PAGETEXT_CORPUS ?? fileURLToPath(new URL('../../shared/corpus', import.meta.url));
 const PAGES_DIR = fileURLToPath(new URL('../test/sites/pages/', import.meta.url));
 /** Pages that are not content: fixtures for timeouts and frames' insides. */
 const NOT_BENCHED = new Set(['loop.html', 'frame-child.html', 'big.html']);
@@ -97,20 +95,6 @@ async function measure(service: BrowserService, sessionId: string, label: string
       };
     })
   ).result;
-}
-
-function startCorpusServer(): Promise<{ origin: string; close: () => void }> {
-  const server = createServer((req, res) => {
-    const path = join(CORPUS_DIR, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
-    if (!path.startsWith(CORPUS_DIR) || !existsSync(path) || statSync(path).isDirectory()) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': path.endsWith('.html') ? 'text/html; charset=utf-8' : 'application/octet-stream' });
-    createReadStream(path).pipe(res);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({ origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() }),
-    ),
-  );
 }
 
 const pct = (value: number | undefined) => (value === undefined ? '' : `${(value * 100).toFixed(1)}%`);

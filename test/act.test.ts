@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { SCREENSHOT_LIMITS, type ObservedAction } from '../src/core/act/index.js';
-import { ServiceError } from '../src/core/errors.js';
 import { silentLogger } from '../src/core/logger.js';
 import { requestTexts } from './agent-fixtures.js';
 import { startFakeLLM, type FakeLLM, type Provider, type ReceivedRequest } from './fixtures/fake-llm.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { rejection } from './fixtures/rejection.js';
 
 let site: SiteServer;
 let llm: FakeLLM;
@@ -30,16 +30,6 @@ function find(actions: ObservedAction[], pattern: RegExp): ObservedAction {
   const found = actions.find((action) => pattern.test(action.description));
   if (!found) throw new Error(`no action matching ${pattern} in ${JSON.stringify(actions, null, 1)}`);
   return found;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** The ref on the line of the page text the model was sent that matches `pattern`. */

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../src/core/errors.js';
 import { refOf, requestTexts, startOrdersServer, useAgentHarness } from './agent-fixtures.js';
 import type { Provider, ReceivedRequest } from './fixtures/fake-llm.js';
-
-async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from './fixtures/rejection.js';
 
 /** The tool results (and errors) the model was sent in a request, newest last. */
 function toolResults(request: ReceivedRequest): string[] {

@@ -6,7 +6,6 @@ import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { classifyAddress, embeddedIPv4 } from '../src/core/egress/address.js';
 import { Egress } from '../src/core/egress/index.js';
 import { EgressPolicy, parseAllowRule } from '../src/core/egress/policy.js';
-import { ServiceError } from '../src/core/errors.js';
 import { createModelClient } from '../src/core/llm/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
@@ -14,6 +13,7 @@ import type { PageEvent } from '../src/core/sessions.js';
 import { ROOT } from './fixtures/mcp-stdio.js';
 import { api, startHttp } from './http-fixture.js';
 import { encodedTargets, startAttackSite, startInternalServer, startSilentServer } from './fixtures/egress-sites.js';
+import { rejection } from './fixtures/rejection.js';
 
 const OWNER = 'library';
 
@@ -24,15 +24,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ServiceError);
-  return err as ServiceError;
 }
 
 describe('address classifier', () => {

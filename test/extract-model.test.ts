@@ -5,6 +5,7 @@ import { prepareSchema } from '../src/core/extract-schema.js';
 import { createLLMClient, resolveModel } from '../src/core/llm/index.js';
 import type { PageSnapshot } from '../src/core/snapshot/index.js';
 import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
+import { rejection } from './fixtures/rejection.js';
 
 // The model half of extract on page text given by hand; the browser half is covered in extract.test.ts.
 let fake: FakeLLM;
@@ -55,15 +56,6 @@ afterAll(() => fake.close());
 beforeEach(() => fake.reset());
 
 const llm = (model = 'openai/gpt-4.1-mini') => createLLMClient(resolveModel(model, { maxRetries: 0 }, { env }));
-
-async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ServiceError);
-  return err as ServiceError;
-}
 
 /** Text of every message the fake server received in request `i`. */
 function sentText(i: number): string {

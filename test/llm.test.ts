@@ -4,6 +4,7 @@ import { createLLMClient, resolveModel } from '../src/core/llm/index.js';
 import { toStrictSchema } from '../src/core/llm/strict-schema.js';
 import type { ChatMessage } from '../src/core/llm/types.js';
 import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
+import { rejection } from './fixtures/rejection.js';
 
 const OPENAI_KEY = 'sk-test-openai-secret-1234';
 const ANTHROPIC_KEY = 'sk-ant-test-secret-5678';
@@ -23,15 +24,6 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
-
-async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ServiceError);
-  return err as ServiceError;
-}
 
 const conversation: ChatMessage[] = [
   {
