@@ -1,4 +1,4 @@
-export { BrowserSessions, BrowserSession, SessionPage, type BrowserSessionsOptions } from './client/index.js';
+export { BrowserSessions, BrowserSession, SessionPage, type BrowserSessionsOptions, type SessionStartOptions } from './client/index.js';
 export type { OperationInfo, OperationRunOptions } from './client/result.js';
 export { BrowserService, type Outcome } from './core/service.js';
 export { ServiceError, type ErrorCode } from './core/errors.js';

@@ -6,12 +6,14 @@ import type { ProgressEvent } from '../core/operation.js';
 import type { NavigateRequest, NavigateResponse, NavigationResponse } from '../core/navigate.js';
 import { BrowserService } from '../core/service.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
-import type { PageEvent, SessionInfo } from '../core/sessions.js';
+import { SessionOptions, type PageEvent, type SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
 import { LIBRARY_OWNER } from '../door.js';
 import { settle, type OperationRunOptions } from './result.js';
 
 export type BrowserSessionsOptions = Partial<ServiceConfig>;
+/** The options of session_start (viewport, device, locale, proxy, blockResources, timeoutMs...). */
+export type SessionStartOptions = z.input<typeof SessionOptions>;
 
 /** The TypeScript library: the same core as the MCP and REST doors, in-process. */
 export class BrowserSessions {
@@ -21,8 +23,9 @@ export class BrowserSessions {
     this.service = new BrowserService(options);
   }
 
-  async startSession(): Promise<BrowserSession> {
-    const info = await this.service.startSession(LIBRARY_OWNER);
+  /** Starts a session; `options` as session_start takes them (docs/sessions.md), validated the same way. */
+  async startSession(options: SessionStartOptions = {}): Promise<BrowserSession> {
+    const info = await this.service.startSession(LIBRARY_OWNER, parseInput(SessionOptions, options, 'session options'));
     return new BrowserSession(this.service, info);
   }
 

@@ -69,7 +69,7 @@ export const routes: Route[] = [
     body: StartSessionRequest,
     response: SessionResponse,
     auth: true,
-    handle: async ({ service, owner }) => ok(await service.startSession(owner)),
+    handle: async ({ service, owner, body }) => ok(await service.startSession(owner, body)),
   }),
   route({
     method: 'GET',

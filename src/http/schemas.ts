@@ -3,11 +3,13 @@ import { ActRequest, ActResult, MAX_ACT_INPUT_BYTES, ObserveRequest, ObserveResu
 import { AgentResult } from '../core/agent/schema.js';
 import { ExtractOptions, ExtractResult } from '../core/extract.js';
 import { Usage } from '../core/usage.js';
-import { SessionInfoSchema } from '../core/sessions.js';
+import { SessionInfoSchema, SessionOptions } from '../core/sessions.js';
 
 /** The REST envelopes around the core's schemas; the core's request schemas are used as they are. */
 
-export const StartSessionRequest = z.object({}).strict().describe('No start options yet; send an empty object or no body.');
+export const StartSessionRequest = SessionOptions.describe(
+  'Session options (docs/sessions.md); an empty object or no body for the defaults.',
+);
 
 export const SessionResponse = z.object({ success: z.literal(true), data: SessionInfoSchema }).strict();
 
