@@ -3,7 +3,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { EgressRefusedError, type EgressPolicy } from './policy.js';
-import type { UpstreamProxy } from './upstream.js';
+import { upstreamAuthRefused, type UpstreamProxy } from './upstream.js';
 
 /** Headers that belong to one hop (browser -> proxy or proxy -> server), never forwarded. */
 const HOP_HEADERS = new Set([
@@ -194,6 +194,13 @@ export class EgressProxy {
       socket.once('close', () => clearTimeout(timer));
     });
     upstream.on('response', (answer) => {
+      // The upstream refused the session's credentials: a failure of this hop, not a page for the browser to answer.
+      if (via && answer.statusCode === 407) {
+        answer.resume();
+        this.failed(target.hostname, port, new Error(upstreamAuthRefused(this.options.upstream!.name)));
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders));
       answer.pipe(res);
       answer.on('error', () => res.destroy());

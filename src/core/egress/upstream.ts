@@ -124,7 +124,11 @@ export class UpstreamProxy {
   }
 }
 
+export function upstreamAuthRefused(name: string): string {
+  return `the upstream proxy ${name} asked for other credentials (407 Proxy Authentication Required); check proxy.username and proxy.password`;
+}
+
 function upstreamRefusal(name: string, target: string, status: number): string {
-  if (status === 407) return `the upstream proxy ${name} refused the session's proxy credentials (407) for ${target}`;
+  if (status === 407) return upstreamAuthRefused(name);
   return status ? `the upstream proxy ${name} answered ${status} to CONNECT ${target}` : `the upstream proxy ${name} sent no HTTP answer`;
 }
