@@ -6,6 +6,7 @@ export {
   type NavigateResponse,
   type OperationInput,
   type OperationResult,
+  type SessionStartOptions,
 } from './client/index.js';
 export type { OperationInfo, OperationRunOptions } from './client/result.js';
 export { BrowserService, type Outcome } from './core/service.js';

@@ -13,7 +13,7 @@ import { sessionEnd, sessionStart } from '../core/operations/sessions.js';
 import { BrowserService } from '../core/service.js';
 import { ServiceError } from '../core/errors.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
-import type { PageEvent, SessionInfo } from '../core/sessions.js';
+import { SessionOptions, type PageEvent, type SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
 import { interfaceEnvelope, LIBRARY_OWNER } from '../door.js';
 import { runOperation, type OperationRunOptions } from './result.js';
@@ -31,6 +31,8 @@ export interface NavigateResponse {
 }
 
 export type BrowserSessionsOptions = Partial<ServiceConfig>;
+/** The options of session_start (viewport, device, locale, proxy, blockResources, timeoutMs...). */
+export type SessionStartOptions = z.input<typeof SessionOptions>;
 
 /** The TypeScript library: the same core as the MCP and REST doors, in-process. */
 export class BrowserSessions {
@@ -40,8 +42,9 @@ export class BrowserSessions {
     this.service = new BrowserService(options);
   }
 
-  async startSession(): Promise<BrowserSession> {
-    const { result } = await runOperation({ service: this.service, operation: sessionStart, input: {} });
+  /** Starts a session; `options` as session_start takes them (docs/sessions.md), validated the same way. */
+  async startSession(options: SessionStartOptions = {}): Promise<BrowserSession> {
+    const { result } = await runOperation({ service: this.service, operation: sessionStart, input: options });
     return new BrowserSession(this.service, result as SessionInfo);
   }
 

@@ -20,7 +20,7 @@ import { throwIfAborted } from './errors.js';
 import { extract, type ExtractOptions } from './extract.js';
 import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
 import type { OperationContext } from './operation.js';
-import { SessionRegistry, type Session, type SessionInfo } from './sessions.js';
+import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
 import type { Usage } from './usage.js';
 import type { Outcome } from './outcome.js';
 import { watchSettle } from './snapshot/settle.js';
@@ -69,6 +69,7 @@ export class BrowserService {
       logger,
     };
     this.logger = logger;
+    if (this.config.sessionOptions) checkOptionRules(this.config.sessionOptions);
     const cdpEndpoints = [...(this.config.cdpEndpoint ? [this.config.cdpEndpoint] : []), ...(this.config.cdpEndpoints ?? [])];
     this.egress = this.config.egress = new Egress({
       ...this.config,
@@ -80,8 +81,9 @@ export class BrowserService {
     this.sessions.watchPages(watchSettle);
   }
 
-  async startSession(owner: string): Promise<SessionInfo> {
-    const session = await this.sessions.start(owner);
+  /** Starts a session; `options` must already be valid against SessionOptions (each door parses them). */
+  async startSession(owner: string, options: SessionOptions = {}): Promise<SessionInfo> {
+    const session = await this.sessions.start(owner, options);
     return session.info(this.sessions.idleTimeoutMs);
   }
 

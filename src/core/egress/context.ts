@@ -18,7 +18,7 @@ const MAX_TARGETS_NAMED = 5;
 
 /** The per-context options that send all of a browser context's traffic through its egress proxy. */
 export interface ContextProxyOptions {
-  proxy: { server: string };
+  proxy: { server: string; username?: string; password?: string; bypass?: string };
 }
 
 /** One browser context's proxy, and the `blocked` page events of its session. */

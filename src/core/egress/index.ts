@@ -6,10 +6,12 @@ import { ContextEgress } from './context.js';
 import { createDispatcher, fetchVia } from './fetch.js';
 import { EgressPolicy, parseAllowRule, type EgressPolicyName } from './policy.js';
 import { EgressProxy } from './proxy.js';
+import { UpstreamProxy, type UpstreamProxyConfig } from './upstream.js';
 
 export { contextEgress, checkNavigationEgress, watchRefusedNavigation, type ContextProxyOptions, type EgressSession } from './context.js';
 export { endsOnRefusal } from './fetch.js';
 export { EGRESS_POLICIES, EgressRefusedError, type EgressPolicyName } from './policy.js';
+export type { UpstreamProxyConfig } from './upstream.js';
 
 /** Connect and response-header bound of every outbound connection the server makes for a caller. */
 export const DEFAULT_OUTBOUND_TIMEOUT_MS = 15_000;
@@ -62,12 +64,16 @@ export class Egress {
     return this.policy.name === 'public' ? PROXY_ONLY_ARGS : [];
   }
 
-  /** A proxy for one new browser context, or undefined when nothing is filtered. */
-  async openContext(): Promise<ContextEgress | undefined> {
+  /**
+   * A proxy for one new browser context, or undefined when nothing is filtered (the context then uses the session's
+   * upstream proxy, if any, directly). With an upstream, its own address is checked against the policy first.
+   */
+  async openContext(upstreamConfig?: UpstreamProxyConfig): Promise<ContextEgress | undefined> {
     const policy = this.policy;
     if (policy.name === 'all') return undefined;
     this.checkBrowserReach();
-    const proxy = await EgressProxy.start({ policy, connectTimeoutMs: this.connectTimeoutMs, logger: this.config.logger });
+    const upstream = upstreamConfig ? await UpstreamProxy.open(upstreamConfig, policy, this.connectTimeoutMs) : undefined;
+    const proxy = await EgressProxy.start({ policy, connectTimeoutMs: this.connectTimeoutMs, logger: this.config.logger, upstream });
     return new ContextEgress(proxy, policy);
   }
 

@@ -3,6 +3,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { EgressRefusedError, type EgressPolicy } from './policy.js';
+import { upstreamAuthRefused, type UpstreamProxy } from './upstream.js';
 
 /** Headers that belong to one hop (browser -> proxy or proxy -> server), never forwarded. */
 const HOP_HEADERS = new Set([
@@ -22,6 +23,8 @@ export interface ProxyOptions {
   policy: EgressPolicy;
   connectTimeoutMs: number;
   logger: Logger;
+  /** The session's upstream proxy: checked targets are reached through it (upstream.ts). */
+  upstream?: UpstreamProxy;
 }
 
 /**
@@ -104,9 +107,11 @@ export class EgressProxy {
   /** Resolves and checks, then connects to the first checked address that answers within the connect timeout. */
   private async open(host: string, port: number): Promise<Socket> {
     const targets = await this.options.policy.resolve(host, port);
+    const upstream = this.options.upstream?.carries(host) ? this.options.upstream : undefined;
     let lastError: unknown;
     for (const target of targets.slice(0, 2)) {
       try {
+        if (upstream) return await upstream.tunnel(target.address, port);
         return await connectWithin({ host: target.address, port, family: target.family }, this.options.connectTimeoutMs);
       } catch (err) {
         lastError = err;
@@ -168,13 +173,17 @@ export class EgressProxy {
       return;
     }
     const { address, family } = targets[0]!;
+    const path = `${target.pathname}${target.search}`;
+    const via = this.options.upstream?.carries(target.hostname) ? this.options.upstream.requestOptions({ address, port, path }) : undefined;
     const upstream = httpRequest({
-      host: address,
-      family,
-      port,
+      ...(via ?? { host: address, family, port, path }),
       method: req.method,
-      path: `${target.pathname}${target.search}`,
-      headers: forwardHeaders(req.rawHeaders),
+      headers: [
+        ...forwardHeaders(req.rawHeaders),
+        ...Object.entries(via?.headers ?? {})
+          .flat()
+          .map(String),
+      ],
       setHost: false,
       agent: this.agent,
     });
@@ -185,6 +194,13 @@ export class EgressProxy {
       socket.once('close', () => clearTimeout(timer));
     });
     upstream.on('response', (answer) => {
+      // The upstream refused the session's credentials: a failure of this hop, not a page for the browser to answer.
+      if (via && answer.statusCode === 407) {
+        answer.resume();
+        this.failed(target.hostname, port, new Error(upstreamAuthRefused(this.options.upstream!.name)));
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders));
       answer.pipe(res);
       answer.on('error', () => res.destroy());

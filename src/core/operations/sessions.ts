@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SessionInfoSchema } from '../sessions.js';
+import { SessionInfoSchema, SessionOptions } from '../sessions.js';
 import { defineOperation } from './define.js';
 
 /** Session management: start, list, read and end sessions. Their answers carry no actionId (`answer: 'plain'`). */
@@ -10,13 +10,13 @@ export const sessionStart = defineOperation({
   description:
     'Start an isolated browser session (its own cookies, storage and page, starting at about:blank). Returns its id; pass that id as sessionId to every other tool. End it with session_end when done; idle sessions expire on their own.',
   summary: 'Start an isolated browser session (its own cookies, storage and page, at about:blank).',
-  input: z.object({}).strict(),
+  input: SessionOptions,
   output: SessionInfoSchema,
   kind: 'action',
   session: false,
   answer: 'plain',
   rest: { method: 'POST', path: '/v1/sessions/start', operationId: 'SessionStart', quick: true },
-  run: async (_input, { service, owner }) => ({ result: await service.startSession(owner), pageEvents: [] }),
+  run: async (input, { service, owner }) => ({ result: await service.startSession(owner, input), pageEvents: [] }),
 });
 
 export const sessionList = defineOperation({
