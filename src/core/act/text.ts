@@ -1,3 +1,4 @@
+import { LONG_SETTLE_MS, type Settled } from '../settle/index.js';
 import type { ActResult, ObserveResult } from './schema.js';
 
 /**
@@ -12,9 +13,21 @@ export function actResultText(result: ActResult): string {
   else if (result.diff && (result.diff.added.length || result.diff.removed.length))
     lines.push(...result.diff.removed.map((line) => `- ${line}`), ...result.diff.added.map((line) => `+ ${line}`));
   else if (!result.pageChanged) lines.push('The page text did not change.');
+  const settle = settleLine(result);
+  if (settle) lines.push(settle);
   if (result.truncated) lines.push(result.truncated);
   if (result.tabs) lines.push(`Tabs: ${result.tabs.map((tab) => `${tab.tabId}${tab.active ? ' (active)' : ''} ${tab.url}`).join(' | ')}`);
   return lines.join('\n');
+}
+
+/** One line when the page took long to settle (or never did), so a slow page reads differently from a no-op; else none. */
+export function settleLine(result: { settled?: Settled }): string | undefined {
+  const settled = result.settled;
+  if (!settled) return undefined;
+  if (settled.waitedFor === 'timeout')
+    return `The page was still busy (${settled.busy ?? 'working'}) after ${settled.waitedMs} ms; it was read as it was.`;
+  if (settled.waitedMs < LONG_SETTLE_MS) return undefined;
+  return `Waited ${settled.waitedMs} ms for the page to settle (${settled.waitedFor}).`;
 }
 
 /** Observe results one per line, `[ref] method: description`, the way the page text shows refs. */
