@@ -119,6 +119,14 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     expect(text).toMatch(/^\+ .*Clicked 1 times/m);
   });
 
+  it('answers a click whose result arrives after a 2 s spinner with the result, and a line saying what it waited for', async () => {
+    await ok('navigate', { url: site.url('/settle/spinner.html') });
+    const built = await ok('act', { action: find(await observe(), /button: Build report/) });
+    expect(built.structuredContent).toMatchObject({ settled: { waitedFor: 'network' } });
+    expect(textOf(built)).toMatch(/^\+ .*Report ready: 1,284 orders in March/m);
+    expect(textOf(built)).toMatch(/^Waited \d+ ms for the page to settle \(network\)\.$/m);
+  });
+
   it('observes by instruction and acts by instruction through the client model (sampling), with no server key', async () => {
     await ok('navigate', { url: site.url('/act/widgets.html') });
     received.length = 0;

@@ -62,6 +62,15 @@ describe('act, observe and screenshot over REST (default popup policy)', () => {
     expect(finished.data.data.result.pageText).toContain('Signed in as alice');
   });
 
+  it('answers results a timer renders 200 ms after the click, with what act waited for', async () => {
+    await post('/navigate', { url: site.url('/settle/timer.html?ms=200') });
+    const res = await post('/act', { action: find(await observe(), /button: Search flights/) });
+    expect(res.status).toBe(200);
+    expect(res.json.data.result.diff.added).toContain('3 flights from Vienna found after 200 ms');
+    expect(res.json.data.result.settled).toMatchObject({ waitedMs: expect.any(Number), waitedFor: expect.any(String) });
+    expect(res.json.data.result.settled.waitedFor).not.toBe('timeout');
+  });
+
   it('answers a screenshot as image bytes with their content type and size headers', async () => {
     const png = await screenshot({});
     expect(png.status).toBe(200);

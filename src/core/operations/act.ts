@@ -1,4 +1,4 @@
-import { ActRequest, ActResult, MAX_ACT_INPUT_BYTES, ObserveRequest, ObserveResult } from '../act/index.js';
+import { ActRequest, ActResult, MAX_ACT_INPUT_BYTES, ObserveRequest, ObserveResult, settleLine } from '../act/index.js';
 import { defineOperation } from './define.js';
 
 export const observeOperation = defineOperation({
@@ -52,6 +52,8 @@ export function actResultText(result: ActResult): string {
   else if (result.diff && (result.diff.added.length || result.diff.removed.length))
     lines.push(...result.diff.removed.map((line) => `- ${line}`), ...result.diff.added.map((line) => `+ ${line}`));
   else if (!result.pageChanged) lines.push('The page text did not change.');
+  const settle = settleLine(result);
+  if (settle) lines.push(settle);
   if (result.truncated) lines.push(result.truncated);
   if (result.tabs) lines.push(`Tabs: ${result.tabs.map((tab) => `${tab.tabId}${tab.active ? ' (active)' : ''} ${tab.url}`).join(' | ')}`);
   return lines.join('\n');
