@@ -4,6 +4,9 @@ import { extractionObject } from '../../door.js';
 import { operationOutput } from '../result.js';
 import { defineTool } from '../tool.js';
 
+/** MCP clients drop big results (Claude Code: over 25,000 tokens), so page text over MCP comes in parts of at most this. */
+export const MCP_PAGE_TEXT_MAX_TOKENS = 20_000;
+
 export const extractTool = defineTool({
   name: 'extract',
   title: 'Read or extract data from the page',
@@ -18,7 +21,10 @@ export const extractTool = defineTool({
     'a non-object schema comes back as {value}. selector (XPath) limits the read to one part of the page; iframes: ' +
     "true includes frame content. modelName/modelClientOptions pick the model (default: the server's). " +
     'Token usage is in _meta.usage, the id of the call in _meta.actionId.',
-  input: ExtractOptions.extend({ sessionId: z.string().min(1).describe('Id from session_start.') }).strict(),
+  input: ExtractOptions.extend({
+    sessionId: z.string().min(1).describe('Id from session_start.'),
+    maxTokens: ExtractOptions.shape.maxTokens.unwrap().default(MCP_PAGE_TEXT_MAX_TOKENS),
+  }).strict(),
   output: ExtractResult,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   run: async ({ sessionId, ...options }, ctx) => {
@@ -30,10 +36,14 @@ export const extractTool = defineTool({
   },
 });
 
-/** The two text forms read best as plain text; structured results as JSON (undefined). */
+/** The two text forms read best as plain text (a part of the page text saying what is left); structured results as JSON (undefined). */
 export function extractionText(structured: Record<string, unknown>): string | undefined {
   const only = Object.keys(structured);
   if (only.length === 1 && typeof structured.pageText === 'string') return structured.pageText;
+  const { pageText, nextCursor, remainingTokens } = structured;
+  if (only.length === 3 && typeof pageText === 'string' && typeof nextCursor === 'string') {
+    return `${pageText}\n(page text continues: about ${String(remainingTokens)} more tokens; call extract again with cursor "${nextCursor}")`;
+  }
   if (only.length === 1 && typeof structured.extraction === 'string') return structured.extraction;
   return undefined;
 }
