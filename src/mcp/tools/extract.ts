@@ -14,7 +14,7 @@ export const extractTool = defineTool({
     'Read the current page of a session. ' +
     'With no instruction and no schema: returns {pageText}, ' +
     'the page as compact accessibility-tree text where links, ' +
-    'buttons and fields carry refs like [0-12] (no model call; use this to look at a page). ' +
+    'buttons and fields carry refs like [12] (no model call; use this to look at a page). ' +
     'With instruction only: a model answers it from the page, returning {extraction: string}. ' +
     'With schema (a JSON Schema; an instruction helps): returns an object valid against it; ' +
     'fields with format "uri"/"url" are filled with the real hrefs of links on the page, never invented ones; ' +
