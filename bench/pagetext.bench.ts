@@ -25,6 +25,8 @@ const OWNER = 'bench';
 const CALL_TIMEOUT_MS = 60_000;
 /** PAGETEXT_PAGES=0 skips the per-page tables and times big.html alone. */
 const PAGES = process.env.PAGETEXT_PAGES !== '0';
+/** Reads of big.html by each reader (PAGETEXT_ROUNDS). */
+const ROUNDS = Number(process.env.PAGETEXT_ROUNDS ?? 15);
 
 /** Elements a user can act on, through open shadow roots; closed roots are out of a page script's reach. */
 const COUNT_UNREFERENCED = `(() => {
@@ -73,7 +75,7 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
 function readers(session: Session): Array<() => Promise<unknown>> {
   const body = session.page.locator('body');
   return [
-    () => takeSnapshot(session),
+    () => takeSnapshot(session, { callTimeoutMs: CALL_TIMEOUT_MS }),
     () => body.ariaSnapshot({ timeout: 20_000 }),
     () => body.ariaSnapshotJSON({ mode: 'ai', timeout: 20_000 }),
   ];
@@ -243,7 +245,7 @@ export async function run(): Promise<void> {
       await takeSnapshot(session, { callTimeoutMs: CALL_TIMEOUT_MS });
       const runs: number[][] = [[], [], []];
       // Interleaved, so load from elsewhere on the machine hits the three alike.
-      for (let i = 0; i < 15; i++) for (const [n, read] of readers(session).entries()) runs[n]!.push(await timed(read));
+      for (let i = 0; i < ROUNDS; i++) for (const [n, read] of readers(session).entries()) runs[n]!.push(await timed(read));
       return { elements, runs };
     });
     const { elements, runs } = timings.result;
