@@ -99,5 +99,6 @@ describe('page text in parts over MCP', () => {
     expect(whole).toContain('Buy 0');
     expect(whole).toContain('Buy 1999');
     expect(countTokens(whole)).toBeGreaterThan(MCP_PAGE_TEXT_MAX_TOKENS);
-  });
+    // An 8,000-element page read over stdio: a loaded machine takes a while.
+  }, 120_000);
 });
