@@ -36,7 +36,7 @@ function refIn(params: CreateMessageRequest['params'], pattern: RegExp): string 
     (Array.isArray(message.content) ? message.content : [message.content]).map((block) => ('text' in block ? String(block.text) : '')),
   );
   const line = texts.flatMap((text) => text.split('\n')).find((candidate) => pattern.test(candidate)) ?? '';
-  const ref = /\[(\d+-\d+)\]/.exec(line)?.[1];
+  const ref = /\[(\d+(?:-\d+)?)\]/.exec(line)?.[1];
   if (!ref) throw new Error(`no line matching ${pattern}`);
   return ref;
 }
@@ -97,7 +97,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     const actions = await observe();
     expect(find(actions, /button: Sign in/).method).toBe('click');
     const user = await ok('act', { action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } });
-    expect(textOf(user).split('\n')[0]).toMatch(/^Filled \[\d+-\d+\] textbox "Username" with "alice"\.$/);
+    expect(textOf(user).split('\n')[0]).toMatch(/^Filled \[\d+(?:-\d+)?\] textbox "Username" with "alice"\.$/);
     expect(textOf(user)).not.toContain('{');
     await ok('act', {
       action: { ...find(actions, /textbox: Password/), arguments: { value: '%pw%' } },

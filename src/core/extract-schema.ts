@@ -151,7 +151,7 @@ function isUrlField(node: Json): boolean {
   return typeof node.format === 'string' && URL_FORMATS.has(node.format) && types.includes('string');
 }
 
-const REF_HINT = 'Answer with the element ref of the link in the page text (the id in [brackets], e.g. "0-12"), not with a URL.';
+const REF_HINT = 'Answer with the element ref of the link in the page text (the id in [brackets], e.g. "12"), not with a URL.';
 
 function toModelSchema(schema: Json): unknown {
   return mapSchema(schema, (node) => {
@@ -195,7 +195,7 @@ export function mapUrlRefs(
       if (href) return href;
       if (knownHrefs.has(v)) return v;
       errors.push(
-        `${path || '(root)'}: "${v.slice(0, 80)}" is not the ref of a link in the page text; answer with a link's ref like "0-12", or null/omit it if there is none`,
+        `${path || '(root)'}: "${v.slice(0, 80)}" is not the ref of a link in the page text; answer with a link's ref like "12", or null/omit it if there is none`,
       );
       return v;
     }

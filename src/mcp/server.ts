@@ -17,7 +17,7 @@ import type { ProgressEvent } from '../core/operation.js';
 import type { Outcome } from '../core/outcome.js';
 import type { BrowserService } from '../core/service.js';
 import { invalidArgument } from '../core/validation.js';
-import { callInput } from '../core/operations/index.js';
+import { mcpInput } from '../core/operations/index.js';
 import { VERSION } from '../version.js';
 import { errorResult, operationResult } from './result.js';
 import { samplingFallback } from './sampling.js';
@@ -114,7 +114,7 @@ async function callTool(tool: McpTool, args: Record<string, unknown>, call: Tool
         `Invalid arguments for ${tool.name}: operation must be one of ${tool.operations.map((o) => o.name).join(', ')}.`,
       ),
     );
-  const parsed = callInput(operation).safeParse(picked.args);
+  const parsed = mcpInput(operation).safeParse(picked.args);
   if (!parsed.success) return errorResult(invalidArgument(parsed.error, `arguments for ${operation.name}`));
   const { sessionId, ...input } = parsed.data as Record<string, unknown> & { sessionId?: string };
   try {

@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { annotationsOf, callInput, operations as allOperations, type AnyOperation } from '../core/operations/index.js';
+import { annotationsOf, callInput, mcpInput, operations as allOperations, type AnyOperation } from '../core/operations/index.js';
 import { toJsonSchema } from '../core/validation.js';
 import { interfaceEnvelopeSchema } from '../door.js';
 
@@ -43,7 +43,7 @@ export function pickOperation(tool: McpTool, args: Record<string, unknown>): { o
 }
 
 function listing([host, ...folded]: AnyOperation[]): Tool {
-  const hostInput = callInput(host!);
+  const hostInput = mcpInput(host!);
   let input: z.ZodObject = hostInput;
   let description = host!.description;
   if (folded.length) {

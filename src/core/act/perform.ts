@@ -92,7 +92,7 @@ function describeRef(session: Session, ref: string): string {
   if (!target)
     throw new ServiceError(
       'ref_not_found',
-      `Unknown element ref "${ref}". Refs look like "0-41" and come from the latest page text or observe; read the page again to get fresh ones.`,
+      `Unknown element ref "${ref}". Refs look like "41" (or "1-41" inside an iframe) and come from the latest page text or observe; read the page again to get fresh ones.`,
     );
   return target.name ? `${target.role} ${JSON.stringify(target.name)}` : target.role;
 }

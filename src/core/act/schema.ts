@@ -103,7 +103,7 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
 
 export const Action = z
   .object({
-    ref: z.string().min(1).optional().describe('Element ref from the page text or observe, e.g. "0-12".'),
+    ref: z.string().min(1).optional().describe('Element ref from the page text or observe, e.g. "12".'),
     method: ActMethod,
     arguments: z.record(z.string(), z.unknown()).optional().describe('Per method, e.g. fill {value}, press {key}, selectOption {values}.'),
     description: z.string().optional().describe('Ignored: lets an observe result be passed as is.'),

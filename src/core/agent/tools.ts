@@ -46,7 +46,7 @@ function defineBrowserTool<S extends z.ZodObject>(tool: BrowserTool<S>): Browser
   return tool;
 }
 
-const ref = z.string().min(1).describe('Element ref from the page text, e.g. "0-12" (without brackets).');
+const ref = z.string().min(1).describe('Element ref from the page text, e.g. "12" (without brackets).');
 
 export const BROWSER_TOOLS = [
   defineBrowserTool({

@@ -18,6 +18,8 @@ export interface McpPlacement {
    * this operation's fields (docs/operations.md). The REST route and the library call stay the operation's own.
    */
   foldInto?: string;
+  /** Defaults the MCP door alone applies, shown in its input schema: MCP clients drop big results (`{maxTokens: 20000}`). */
+  defaults?: Record<string, unknown>;
 }
 
 /** An operation that answers bytes (a screenshot, a recording): REST sends the bytes, MCP an image or resource block. */
@@ -107,6 +109,20 @@ export const SessionIdField = z.string().min(1).describe('Id from session_start.
 export function callInput(operation: AnyOperation): z.ZodObject {
   if (operation.session === false) return operation.input;
   return operation.input.extend({ sessionId: SessionIdField });
+}
+
+/** The input the MCP door validates and lists: `callInput` with the operation's MCP-only defaults. */
+export function mcpInput(operation: AnyOperation): z.ZodObject {
+  const input = callInput(operation);
+  const defaults = operation.mcp?.defaults;
+  if (!defaults) return input;
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, value] of Object.entries(defaults)) {
+    const field = input.shape[key] as z.ZodType;
+    const inner = field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field;
+    shape[key] = inner.default(value as never);
+  }
+  return input.extend(shape);
 }
 
 export function needsSession(operation: AnyOperation): boolean {
