@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { watchDnsPeers } from '../src/http/peer-dns.js';
 import { FORWARDED_HEADER, parsePeerFlag, Peers } from '../src/http/peers.js';
 import { chromiumUnder, isAlive } from './fixtures/processes.js';
@@ -42,10 +42,15 @@ async function mcpClient(url: string, key: string): Promise<Client> {
 }
 
 describe('the instance flags', () => {
-  it('refuses peers without an instance id, malformed peers, and an id that cannot tag a session id', () => {
-    const cli = spawnSync(process.execPath, ['dist/cli.js', '--transport', 'http', '--port', '0', '--peer', 'b=http://127.0.0.1:1'], {
-      encoding: 'utf8',
-      timeout: 20_000,
+  it('refuses peers without an instance id, malformed peers, and an id that cannot tag a session id', { timeout: 180_000 }, async () => {
+    // Awaited, not spawnSync with a 20 s timeout: on a loaded machine loading the CLI alone took longer than that.
+    const cli = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['dist/cli.js', '--transport', 'http', '--port', '0', '--peer', 'b=http://127.0.0.1:1'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+      child.once('exit', (status) => resolve({ status, stderr }));
     });
     expect(cli.status).toBe(1);
     expect(cli.stderr).toContain('--peer and --peers-from-dns need --instance-id');
