@@ -62,11 +62,11 @@ describe('MCP over stdio', () => {
   /** The newest request the site server saw for a path; tests read headers the browser sent from here. */
   const lastRequest = (path: string) => [...site.requests].reverse().find((request) => request.url.startsWith(path));
 
-  /** Renderer count once ended sessions' processes have finished exiting. */
+  // Starting the server through tsx took over 60 s at a load average of 70.
   beforeAll(async () => {
     site = await startSiteServer();
     server = await startStdioServer();
-  });
+  }, 180_000);
   afterAll(async () => {
     await server?.close();
     await site?.close();
