@@ -41,7 +41,7 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
   );
   const tools = options.tools ?? defaultTools;
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const listed: Tool[] = tools.map(describeTool);
+  const listed = describedTools(tools);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -82,6 +82,15 @@ async function callTool(tool: ToolDefinition, args: unknown, ctx: ToolContext): 
     if (error.code === 'internal') ctx.service.logger.error({ err, tool: tool.name }, 'tool failed');
     return errorResult(error);
   }
+}
+
+/** Tool descriptions are the same for every connection: computed once per tool list, not per MCP session. */
+const described = new WeakMap<readonly ToolDefinition[], Tool[]>();
+
+function describedTools(tools: readonly ToolDefinition[]): Tool[] {
+  let listed = described.get(tools);
+  if (!listed) described.set(tools, (listed = tools.map(describeTool)));
+  return listed;
 }
 
 function describeTool(tool: ToolDefinition): Tool {
