@@ -11,6 +11,7 @@ import { sendError, sendJson, toHttpError } from './errors.js';
 import { BinaryBody } from './envelope.js';
 import { forwardRequest, QUICK_HEADERS_TIMEOUT_MS } from './forward.js';
 import { allowedHostNames, checkHost, isLoopbackBind } from './hosts.js';
+import { nonCanonicalPath, requestTarget } from './target.js';
 import { MCP_SESSION_DEFAULTS, McpEndpoint, type McpSessionLimits } from './mcp.js';
 import { listOnPeers } from './peer-sessions.js';
 import { FORWARDED_HEADER, type Peers } from './peers.js';
@@ -84,7 +85,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     const method = req.method ?? 'GET';
-    const { pathname, search } = new URL(req.url ?? '/', 'http://localhost');
+    const { pathname, search, canonical } = requestTarget(req.url);
     // What a forwarded request asks the peer: the parsed path and query only, whatever the raw request line said.
     const forwardPath = pathname + search;
     const headers: Record<string, string> = {};
@@ -97,6 +98,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
         throw shuttingDownError();
       }
       checkHost(req, allowedHosts);
+      if (!canonical) throw nonCanonicalPath(method, req.url);
       if (pathname === '/mcp') {
         headers['www-authenticate'] = 'Bearer realm="browser-session-mcp"';
         if (!MCP_METHODS.includes(method)) throw methodNotAllowed(headers, MCP_METHODS);

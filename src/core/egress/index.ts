@@ -15,8 +15,18 @@ export type { UpstreamProxyConfig } from './upstream.js';
 
 /** Connect and response-header bound of every outbound connection the server makes for a caller. */
 export const DEFAULT_OUTBOUND_TIMEOUT_MS = 15_000;
-/** Chromium flags without which traffic could leave around the proxy: QUIC and WebRTC's UDP. */
-const PROXY_ONLY_ARGS = ['--disable-quic', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+/**
+ * Chromium flags without which traffic could leave around the proxy: QUIC, and WebRTC's UDP (STUN, TURN/UDP, host
+ * candidates). Headless Chromium reads only `--webrtc-ip-handling-policy` (the `--force-` form, read by the headed
+ * browser, left 5-10 STUN requests per connection reaching loopback). Remote ICE candidates named `*.local` are still
+ * resolved by multicast DNS (224.0.0.251:5353) under that policy; the resolver rule fails those names first.
+ */
+const PROXY_ONLY_ARGS = [
+  '--disable-quic',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--host-resolver-rules=MAP *.local ~NOTFOUND',
+];
 
 export interface EgressConfig {
   /** Unset: "all", unless a door that accepts remote callers asks for "public" (see preferPolicy). */

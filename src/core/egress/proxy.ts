@@ -1,3 +1,4 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -18,6 +19,14 @@ const HOP_HEADERS = new Set([
   'upgrade',
 ]);
 const RECENT_LIMIT = 32;
+const REALM = 'Basic realm="browser-session-mcp egress"';
+const AUTH_REQUIRED = `HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: ${REALM}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
+
+/** The credentials a browser context gives its proxy (Playwright's `proxy.username`/`password`). */
+export interface ProxyCredentials {
+  username: string;
+  password: string;
+}
 
 export interface ProxyOptions {
   policy: EgressPolicy;
@@ -39,6 +48,12 @@ export class EgressProxy {
   private readonly failures = new Map<string, { error: Error; at: number }>();
   private readonly sockets = new Set<Duplex>();
   private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
+
+  /** Only its own browser context knows these: any other local process that connects is answered 407. */
+  readonly credentials: ProxyCredentials = { username: 'session', password: randomBytes(24).toString('base64url') };
+  private readonly expected = Buffer.from(
+    `Basic ${Buffer.from(`${this.credentials.username}:${this.credentials.password}`).toString('base64')}`,
+  );
 
   private constructor(
     private readonly server: Server,
@@ -78,6 +93,11 @@ export class EgressProxy {
     for (const socket of this.sockets) socket.destroy();
     this.agent.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private authorized(req: IncomingMessage): boolean {
+    const given = Buffer.from(req.headers['proxy-authorization'] ?? '');
+    return given.length === this.expected.length && timingSafeEqual(given, this.expected);
   }
 
   private track(socket: Duplex): void {
@@ -122,6 +142,8 @@ export class EgressProxy {
 
   private async tunnel(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     this.track(socket);
+    // The connection is detached from the HTTP parser here: the browser retries with credentials on a new one.
+    if (!this.authorized(req)) return void socket.end(AUTH_REQUIRED);
     let target: URL;
     try {
       target = new URL(`http://${req.url ?? ''}`);
@@ -154,6 +176,10 @@ export class EgressProxy {
   }
 
   private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!this.authorized(req)) {
+      res.writeHead(407, { 'proxy-authenticate': REALM, 'content-length': 0 }).end();
+      return;
+    }
     let target: URL;
     try {
       target = new URL(req.url ?? '');
