@@ -30,14 +30,16 @@ export interface NavigateResponse {
   data: { result: NavigationResponse | null; actionId: string };
 }
 
-export type BrowserSessionsOptions = Partial<ServiceConfig>;
+/** The service's configuration, or `service`: a BrowserService to share (e.g. with an HTTP door in the same process). */
+export type BrowserSessionsOptions = Partial<ServiceConfig> & { service?: BrowserService };
 
 /** The TypeScript library: the same core as the MCP and REST doors, in-process. */
 export class BrowserSessions {
   readonly service: BrowserService;
 
   constructor(options: BrowserSessionsOptions = {}) {
-    this.service = new BrowserService(options);
+    const { service, ...config } = options;
+    this.service = service ?? new BrowserService(config);
   }
 
   async startSession(): Promise<BrowserSession> {

@@ -44,9 +44,14 @@ export interface OperationCall {
   ctx: OperationContext;
 }
 
-export interface OperationDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, R = z.infer<O>> {
+export interface OperationDefinition<
+  I extends z.ZodObject = z.ZodObject,
+  O extends z.ZodType = z.ZodType,
+  R = z.infer<O>,
+  N extends string = string,
+> {
   /** The MCP tool name and the library's call name, snake_case: `agent_execute`. */
-  name: string;
+  name: N;
   title: string;
   /** Written for a model (the MCP tool description): what it does, when to use it, what it returns. Keep it short. */
   description: string;
@@ -87,6 +92,8 @@ export interface OperationDefinition<I extends z.ZodObject = z.ZodObject, O exte
   /** Lists span the peer instances: this field of the result is concatenated across them (`sessions`). */
   spansPeers?: string;
   mcp?: McpPlacement;
+  /** A cheap valid input (besides sessionId): test/operations.test.ts runs it through every door. */
+  example?: Record<string, unknown>;
   /** Text content for clients that do not read structuredContent; default the JSON of the result. */
   text?(result: z.infer<O>): string | undefined;
   run(input: z.infer<I>, call: OperationCall): Promise<Outcome<R>>;
@@ -94,9 +101,9 @@ export interface OperationDefinition<I extends z.ZodObject = z.ZodObject, O exte
 
 export type AnyOperation = OperationDefinition<z.ZodObject, z.ZodType, unknown>;
 
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType, R = z.infer<O>>(
-  operation: OperationDefinition<I, O, R>,
-): OperationDefinition<I, O, R> {
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, R = z.infer<O>, N extends string = string>(
+  operation: OperationDefinition<I, O, R, N>,
+): OperationDefinition<I, O, R, N> {
   return operation;
 }
 

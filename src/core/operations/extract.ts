@@ -24,6 +24,7 @@ export const extractOperation = defineOperation({
   ),
   kind: 'read',
   streams: true,
+  example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/extract', operationId: 'SessionExtract' },
   text: extractionText,
   run: async (input, { service, owner, sessionId, ctx }) => {
