@@ -134,3 +134,23 @@ export function annotationsOf(operation: AnyOperation): {
     openWorldHint: operation.openWorld ?? needsSession(operation),
   };
 }
+
+/** An operation call another server instance may answer instead of this one (MCP calls for a peer's session). */
+export interface RemoteCall {
+  operation: AnyOperation;
+  /** The operation's input, valid against its schema; `sessionId` apart. */
+  input: Record<string, unknown>;
+  sessionId?: string;
+  /** Headers of the HTTP request that carried the call (streamable HTTP only). */
+  headers?: Record<string, string | string[] | undefined>;
+  signal: AbortSignal;
+  /** Runs the call here; lists that span the instances (`spansPeers`) call it too. */
+  local(): Promise<Outcome<unknown>>;
+}
+
+/** A remote answer: the outcome, the id the other instance gave it, and peers that did not answer a spanning list. */
+export interface RemoteAnswer {
+  outcome: Outcome<unknown>;
+  actionId?: string;
+  unavailable?: string[];
+}
