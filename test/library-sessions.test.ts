@@ -54,6 +54,19 @@ describe('library sessions and navigate', () => {
     expect(await codeOf(session.navigate(site.url('/index.html')))).toBe('session_not_found');
   });
 
+  it('navigate validates its input like the other doors: a bad waitUntil, a negative timeout or an unknown key is invalid_argument', async () => {
+    const session = await lib.startSession();
+    const url = site.url('/index.html');
+    const bogus = { options: { waitUntil: 'bogus' } } as unknown as Parameters<BrowserSession['navigate']>[1];
+    expect(await codeOf(session.navigate(url, bogus))).toBe('invalid_argument');
+    expect(await codeOf(session.navigate(url, { options: { timeout: -5 } }))).toBe('invalid_argument');
+    expect(await codeOf(session.navigate(url, { nope: true } as never))).toBe('invalid_argument');
+    expect(await codeOf(session.page.goto(url, { waitUntil: 'bogus' } as never))).toBe('invalid_argument');
+    // Nothing was navigated by the refused calls.
+    expect(session.info().url).toBe('about:blank');
+    await session.end();
+  });
+
   it('a crashed page gives page_crashed once and then the session works again', async () => {
     const session = await lib.startSession();
     await session.navigate(site.url('/index.html'));

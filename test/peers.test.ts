@@ -141,6 +141,27 @@ describe('several server instances routing to each other', () => {
       const read = (await client.callTool({ name: 'extract', arguments: { sessionId: onB } })) as CallToolResult;
       expect(read.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('Test site') });
 
+      // act, observe and screenshot too: every operation of the table is forwarded, not a hand-kept list.
+      const observed = (await client.callTool({ name: 'observe', arguments: { sessionId: onB } })) as CallToolResult;
+      expect(observed.isError).toBeFalsy();
+      expect((observed.structuredContent as { actions: unknown[] }).actions.length).toBeGreaterThan(0);
+      const acted = (await client.callTool({
+        name: 'act',
+        arguments: { sessionId: onB, action: { method: 'scroll', arguments: { direction: 'down' } } },
+      })) as CallToolResult;
+      expect(acted.isError).toBeFalsy();
+      expect(acted.structuredContent).toMatchObject({ success: true, action: { method: 'scroll' } });
+      const shot = (await client.callTool({ name: 'screenshot', arguments: { sessionId: onB } })) as CallToolResult;
+      expect(shot.isError).toBeFalsy();
+      expect(shot.structuredContent).toMatchObject({ mimeType: 'image/png', width: expect.any(Number) });
+      const image = shot.content.find((block) => block.type === 'image') as { data: string } | undefined;
+      expect(Buffer.from(image!.data, 'base64').subarray(1, 4).toString()).toBe('PNG');
+      expect(b.seen.filter((req) => /\/(observe|act|screenshot)$/.test(req.url)).map((req) => req.url.split('/').pop())).toEqual([
+        'observe',
+        'act',
+        'screenshot',
+      ]);
+
       const missing = (await client.callTool({
         name: 'navigate',
         arguments: { sessionId: 'b.nope', url: site.url('/') },

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from .errors import ServiceError
 
-# Non-object schemas come back wrapped under this key over REST (whose results are objects); the client unwraps it.
+# Non-object schemas come back wrapped under this key over REST (whose results are objects), with data.wrapped true.
 WRAPPED_RESULT_KEY = "value"
 
 
@@ -17,17 +17,16 @@ def is_model_class(schema: Any) -> bool:
     )
 
 
-def prepare_schema(schema: Any) -> Tuple[Optional[Dict[str, Any]], Callable[[Dict[str, Any]], Any]]:
-    """Returns the JSON Schema to send and the function that turns the server's ``result`` into the answer."""
+def prepare_schema(schema: Any) -> Tuple[Optional[Dict[str, Any]], Callable[[Any], Any]]:
+    """Returns the JSON Schema to send and the function that turns the server's data (the value itself) into the answer."""
     if schema is None:
-        return None, lambda result: result
+        return None, lambda value: value
     if is_model_class(schema):
         json_schema: Dict[str, Any] = schema.model_json_schema()
-        unwrap = _unwrapper(json_schema)
 
-        def to_model(result: Dict[str, Any]) -> Any:
+        def to_model(value: Any) -> Any:
             try:
-                return schema.model_validate(unwrap(result))
+                return schema.model_validate(value)
             except ValueError as err:  # pydantic's ValidationError is a ValueError
                 raise ServiceError(
                     "extraction_invalid", f"The extracted data does not match {schema.__name__}: {err}"
@@ -35,13 +34,11 @@ def prepare_schema(schema: Any) -> Tuple[Optional[Dict[str, Any]], Callable[[Dic
 
         return json_schema, to_model
     if isinstance(schema, Mapping):
-        as_dict = dict(schema)
-        return as_dict, _unwrapper(as_dict)
+        return dict(schema), lambda value: value
     raise TypeError(f"schema must be a JSON Schema dict or a pydantic model class, not {type(schema).__name__}")
 
 
-def _unwrapper(schema: Mapping[str, Any]) -> Callable[[Dict[str, Any]], Any]:
-    wrapped = not (schema.get("type") == "object" and "anyOf" not in schema and "oneOf" not in schema)
-    if wrapped:
-        return lambda result: result.get(WRAPPED_RESULT_KEY)
-    return lambda result: result
+def unwrap(data: Mapping[str, Any]) -> Any:
+    """The extracted value of a REST answer's ``data``: the server says with ``wrapped`` whether it is ``result.value``."""
+    result = data["result"]
+    return result.get(WRAPPED_RESULT_KEY) if data.get("wrapped") else result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Dict, Literal, Mapping, Optional, Type, TypeVar, Union, overload
 
-from ._schema import prepare_schema
+from ._schema import prepare_schema, unwrap
 from ._transport import EventStream, compact as _compact
 from .types import ActResult, ObserveAction, ObserveResult, Screenshot, Usage
 
@@ -142,7 +142,7 @@ class Page:
         data = self._session._transport.request("POST", path, body)["data"]
         if on_usage is not None and data.get("usage") is not None:
             on_usage(Usage.from_json(data["usage"]))
-        return convert(data["result"])
+        return convert(unwrap(data))
 
     @overload
     def act(

@@ -53,6 +53,13 @@ class ExtractTest(SessionTestCase):
         result = self.session.page.extract("the link texts", schema={"type": "array", "items": {"type": "string"}})
         self.assertEqual(result, ["Home", "Second page"])
 
+    def test_nullable_object_schema_answers_the_object_as_the_server_decided(self) -> None:
+        # The server normalises {"type": "object", "nullable": true} to an object-or-null schema and wraps it; the
+        # client reads that decision (data.wrapped) rather than guessing from the schema it sent.
+        schema = {"type": "object", "nullable": True, "properties": {"title": {"type": "string"}}, "required": ["title"]}
+        script_model({"json": {"value": {"title": "Test site"}}})
+        self.assertEqual(self.session.page.extract("the title", schema=schema), {"title": "Test site"})
+
     def test_every_keyword_reaches_the_server(self) -> None:
         script_model({"text": "ok"})
         result = self.session.page.extract(

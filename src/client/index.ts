@@ -30,7 +30,8 @@ export interface NavigateResponse {
   data: { result: NavigationResponse | null; actionId: string };
 }
 
-export type BrowserSessionsOptions = Partial<ServiceConfig>;
+/** The service's configuration, or `service`: a BrowserService to share (e.g. with an HTTP door in the same process). */
+export type BrowserSessionsOptions = Partial<ServiceConfig> & { service?: BrowserService };
 /** The options of session_start (viewport, device, locale, proxy, blockResources, timeoutMs...). */
 export type SessionStartOptions = z.input<typeof SessionOptions>;
 
@@ -39,7 +40,8 @@ export class BrowserSessions {
   readonly service: BrowserService;
 
   constructor(options: BrowserSessionsOptions = {}) {
-    this.service = new BrowserService(options);
+    const { service, ...config } = options;
+    this.service = service ?? new BrowserService(config);
   }
 
   /** Starts a session; `options` as session_start takes them (docs/sessions.md), validated the same way. */

@@ -1,26 +1,8 @@
 import { ERROR_STATUS, ServiceError, type ErrorCode } from '../core/errors.js';
-import type { AnyOperation, BinaryResult } from '../core/operations/index.js';
-import type { Outcome } from '../core/outcome.js';
+import type { AnyOperation, BinaryResult, RemoteAnswer, RemoteCall } from '../core/operations/index.js';
 import { credentialHeaders, peerJson, QUICK_HEADERS_TIMEOUT_MS } from './forward.js';
 import { listOnPeers } from './peer-sessions.js';
 import type { Peer, Peers } from './peers.js';
-
-/** An MCP call as the MCP door hands it over (mcp/server.ts `RemoteCall`; typed here so no door imports another). */
-interface RemoteCall {
-  operation: AnyOperation;
-  input: Record<string, unknown>;
-  sessionId?: string;
-  headers?: Record<string, string | string[] | undefined>;
-  signal: AbortSignal;
-  local(): Promise<Outcome<unknown>>;
-}
-
-interface RemoteAnswer {
-  outcome: Outcome<unknown>;
-  /** The id the peer gave the operation. */
-  actionId?: string;
-  unavailable?: string[];
-}
 
 /**
  * MCP calls for a peer's session, for every operation of the table: this instance calls the peer's REST route for

@@ -11,10 +11,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ServiceError, toServiceError } from '../core/errors.js';
-import type { AnyOperation } from '../core/operations/index.js';
+import type { RemoteAnswer, RemoteCall } from '../core/operations/index.js';
 import { needsSession } from '../core/operations/index.js';
 import type { ProgressEvent } from '../core/operation.js';
-import type { Outcome } from '../core/outcome.js';
 import type { BrowserService } from '../core/service.js';
 import { invalidArgument } from '../core/validation.js';
 import { mcpInput } from '../core/operations/index.js';
@@ -25,27 +24,6 @@ import { buildTools, pickOperation, type McpTool } from './tools.js';
 
 const INSTRUCTIONS =
   'Drive real browsers. Call session_start to get a sessionId, navigate to open pages, extract to read them (no arguments: the page as text with element refs), agent_execute for multi-step tasks, and session_end when done.';
-
-/** An operation call another server instance may answer instead of this one. */
-export interface RemoteCall {
-  operation: AnyOperation;
-  /** The operation's input, valid against its schema; `sessionId` apart. */
-  input: Record<string, unknown>;
-  sessionId?: string;
-  /** Headers of the HTTP request that carried the call (streamable HTTP only). */
-  headers?: Record<string, string | string[] | undefined>;
-  signal: AbortSignal;
-  /** Runs the call here; lists that span the instances (`spansPeers`) call it too. */
-  local(): Promise<Outcome<unknown>>;
-}
-
-/** What a remote answer adds: peers that did not answer a list spanning the instances. */
-export interface RemoteAnswer {
-  outcome: Outcome<unknown>;
-  /** The id the other instance gave the operation. */
-  actionId?: string;
-  unavailable?: string[];
-}
 
 /** Runs an operation on another server instance, or returns undefined to run it here. */
 export type RemoteOperations = (call: RemoteCall) => Promise<RemoteAnswer> | undefined;

@@ -17,6 +17,7 @@ export const agentExecuteOperation = defineOperation({
   output: AgentResult,
   kind: 'destructive',
   streams: true,
+  example: { executeOptions: 'Say done.' },
   rest: { method: 'POST', path: '/v1/sessions/{id}/agentExecute', operationId: 'SessionAgentExecute' },
   text: agentSummary,
   run: (input, { service, owner, sessionId, ctx }) => service.agentExecute(owner, sessionId, input, ctx),

@@ -46,9 +46,14 @@ export interface OperationCall {
   ctx: OperationContext;
 }
 
-export interface OperationDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, R = z.infer<O>> {
+export interface OperationDefinition<
+  I extends z.ZodObject = z.ZodObject,
+  O extends z.ZodType = z.ZodType,
+  R = z.infer<O>,
+  N extends string = string,
+> {
   /** The MCP tool name and the library's call name, snake_case: `agent_execute`. */
-  name: string;
+  name: N;
   title: string;
   /** Written for a model (the MCP tool description): what it does, when to use it, what it returns. Keep it short. */
   description: string;
@@ -89,6 +94,8 @@ export interface OperationDefinition<I extends z.ZodObject = z.ZodObject, O exte
   /** Lists span the peer instances: this field of the result is concatenated across them (`sessions`). */
   spansPeers?: string;
   mcp?: McpPlacement;
+  /** A cheap valid input (besides sessionId): test/operations.test.ts runs it through every door. */
+  example?: Record<string, unknown>;
   /** Text content for clients that do not read structuredContent; default the JSON of the result. */
   text?(result: z.infer<O>): string | undefined;
   run(input: z.infer<I>, call: OperationCall): Promise<Outcome<R>>;
@@ -96,9 +103,9 @@ export interface OperationDefinition<I extends z.ZodObject = z.ZodObject, O exte
 
 export type AnyOperation = OperationDefinition<z.ZodObject, z.ZodType, unknown>;
 
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType, R = z.infer<O>>(
-  operation: OperationDefinition<I, O, R>,
-): OperationDefinition<I, O, R> {
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, R = z.infer<O>, N extends string = string>(
+  operation: OperationDefinition<I, O, R, N>,
+): OperationDefinition<I, O, R, N> {
   return operation;
 }
 
@@ -142,4 +149,24 @@ export function annotationsOf(operation: AnyOperation): {
     idempotentHint: operation.idempotent ?? false,
     openWorldHint: operation.openWorld ?? needsSession(operation),
   };
+}
+
+/** An operation call another server instance may answer instead of this one (MCP calls for a peer's session). */
+export interface RemoteCall {
+  operation: AnyOperation;
+  /** The operation's input, valid against its schema; `sessionId` apart. */
+  input: Record<string, unknown>;
+  sessionId?: string;
+  /** Headers of the HTTP request that carried the call (streamable HTTP only). */
+  headers?: Record<string, string | string[] | undefined>;
+  signal: AbortSignal;
+  /** Runs the call here; lists that span the instances (`spansPeers`) call it too. */
+  local(): Promise<Outcome<unknown>>;
+}
+
+/** A remote answer: the outcome, the id the other instance gave it, and peers that did not answer a spanning list. */
+export interface RemoteAnswer {
+  outcome: Outcome<unknown>;
+  actionId?: string;
+  unavailable?: string[];
 }

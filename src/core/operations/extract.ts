@@ -27,6 +27,7 @@ export const extractOperation = defineOperation({
   ),
   kind: 'read',
   streams: true,
+  example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/extract', operationId: 'SessionExtract' },
   mcp: { defaults: { maxTokens: MCP_PAGE_TEXT_MAX_TOKENS } },
   text: extractionText,

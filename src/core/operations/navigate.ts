@@ -15,6 +15,7 @@ export const navigateOperation = defineOperation({
   kind: 'action',
   answer: 'envelope',
   streams: true,
+  example: { url: 'about:blank' },
   rest: { method: 'POST', path: '/v1/sessions/{id}/navigate', operationId: 'SessionNavigate' },
   run: (input, { service, owner, sessionId, ctx }) => service.navigate(owner, sessionId, input, ctx),
 });

@@ -22,6 +22,7 @@ export const screenshotOperation = defineOperation({
   input: ScreenshotRequest,
   output: ScreenshotOutput,
   kind: 'read',
+  example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/screenshot', operationId: 'SessionScreenshot' },
   binary: { mediaTypes: ['image/png', 'image/jpeg'], headers: { width: 'x-image-width', height: 'x-image-height' } },
   text: ({ width, height, mimeType, bytes }) => `Screenshot ${width}x${height} ${mimeType}, ${bytes} bytes.`,

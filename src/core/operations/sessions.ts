@@ -15,6 +15,7 @@ export const sessionStart = defineOperation({
   kind: 'action',
   session: false,
   answer: 'plain',
+  example: {},
   rest: { method: 'POST', path: '/v1/sessions/start', operationId: 'SessionStart', quick: true },
   run: async (input, { service, owner }) => ({ result: await service.startSession(owner, input), pageEvents: [] }),
 });
@@ -33,6 +34,7 @@ export const sessionList = defineOperation({
   session: false,
   answer: 'plain',
   spansPeers: 'sessions',
+  example: {},
   rest: { method: 'GET', path: '/v1/sessions', operationId: 'SessionList', quick: true },
   run: async (_input, { service, owner }) => ({ result: { sessions: service.listSessions(owner) }, pageEvents: [] }),
 });
@@ -49,6 +51,7 @@ export const sessionGet = defineOperation({
   openWorld: false,
   answer: 'plain',
   mcp: { foldInto: 'session_list' },
+  example: {},
   rest: { method: 'GET', path: '/v1/sessions/{id}', operationId: 'SessionGet', quick: true },
   run: async (_input, { service, owner, sessionId }) => ({ result: service.getSession(owner, sessionId), pageEvents: [] }),
 });
@@ -63,6 +66,7 @@ export const sessionEnd = defineOperation({
   kind: 'destructive',
   openWorld: false,
   answer: 'body',
+  example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/end', operationId: 'SessionEnd', quick: true },
   run: async (_input, { service, owner, sessionId }) => {
     await service.endSession(owner, sessionId);
