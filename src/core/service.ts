@@ -20,6 +20,7 @@ import { throwIfAborted } from './errors.js';
 import { extract, type ExtractOptions } from './extract.js';
 import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
 import type { OperationContext } from './operation.js';
+import { LiveViews, type LiveViewRequest, type LiveViewResult } from './live/index.js';
 import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
 import type { Usage } from './usage.js';
 import { watchSettle } from './snapshot/settle.js';
@@ -68,6 +69,8 @@ export class BrowserService {
   readonly browser: BrowserPool;
   readonly sessions: SessionRegistry;
   readonly egress: Egress;
+  /** Live views and persons holding pages (docs/live-view.md). */
+  readonly live: LiveViews;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -91,6 +94,7 @@ export class BrowserService {
     this.sessions = new SessionRegistry(this.browser, { ...this.config, egress: this.egress });
     // The page text's settle policy needs each page's network and DOM activity from its first navigation.
     this.sessions.watchPages(watchSettle);
+    this.live = new LiveViews(this.sessions, { logger, ...this.config.liveView });
   }
 
   async startSession(owner: string): Promise<SessionInfo> {
@@ -108,6 +112,11 @@ export class BrowserService {
 
   async endSession(owner: string, id: string): Promise<void> {
     await this.sessions.end(id, owner);
+  }
+
+  /** A signed link to watch (and, interactive, drive) the session; not queued, so it works while an operation runs. */
+  liveView(owner: string, id: string, req: LiveViewRequest = {}): Promise<LiveViewResult> {
+    return this.live.create(this.sessions.get(id, owner), req);
   }
 
   navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
@@ -138,7 +147,14 @@ export class BrowserService {
     return this.operate(
       owner,
       id,
-      (session) => runAgent({ session, config: req.agentConfig ?? {}, options: req.executeOptions, deps: { config: this.config }, ctx }),
+      (session) =>
+        runAgent({
+          session,
+          config: req.agentConfig ?? {},
+          options: req.executeOptions,
+          deps: { config: this.config, live: this.live },
+          ctx,
+        }),
       ctx,
     );
   }
@@ -175,6 +191,7 @@ export class BrowserService {
   }
 
   async close(): Promise<void> {
+    await this.live.close();
     await this.sessions.closeAll();
     await this.browser.close();
     await this.egress.close();

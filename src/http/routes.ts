@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AgentExecuteRequest } from '../core/agent/schema.js';
 import { ServiceError } from '../core/errors.js';
 import { NavigateRequest, NavigateResponse } from '../core/navigate.js';
+import { LiveViewRequest, LiveViewResult } from '../core/live/index.js';
 import type { BrowserService } from '../core/service.js';
 import { extractionObject, newActionId } from '../door.js';
 import { VERSION } from '../version.js';
@@ -186,6 +187,18 @@ export const routes: Route[] = [
       const { streamResponse: _stream, ...request } = body;
       return operationBody(await service.agentExecute(owner, params.id!, request, ctx));
     },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/{id}/liveView',
+    operationId: 'SessionLiveView',
+    summary:
+      'A link to watch the session live and, when interactive, click and type in it (docs/live-view.md). ' +
+      'The link is the only credential; it expires (default 15 min, at most 12 h).',
+    body: LiveViewRequest,
+    response: z.object({ success: z.literal(true), data: LiveViewResult }).strict(),
+    auth: true,
+    handle: async ({ service, owner, params, body }) => ok(await service.liveView(owner, params.id!, body)),
   }),
   route({
     method: 'POST',
