@@ -10,6 +10,8 @@ import type { PageEvent, SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
 import { LIBRARY_OWNER } from '../door.js';
 import { settle, type OperationRunOptions } from './result.js';
+import { LiveViewRequest, type LiveViewResult } from '../core/live/index.js';
+import { serveLiveOnDemand } from '../live/server.js';
 
 export type BrowserSessionsOptions = Partial<ServiceConfig>;
 
@@ -19,6 +21,8 @@ export class BrowserSessions {
 
   constructor(options: BrowserSessionsOptions = {}) {
     this.service = new BrowserService(options);
+    // Live-view links are served by a loopback listener opened on the first one asked for.
+    serveLiveOnDemand(this.service);
   }
 
   async startSession(): Promise<BrowserSession> {
@@ -59,6 +63,11 @@ export class BrowserSession {
 
   end(): Promise<void> {
     return this.service.endSession(LIBRARY_OWNER, this.id);
+  }
+
+  /** A link to watch the session live (and, interactive by default, click and type in it); see docs/live-view.md. */
+  liveView(request: LiveViewRequest = {}): Promise<LiveViewResult> {
+    return this.service.liveView(LIBRARY_OWNER, this.id, parseInput(LiveViewRequest, request, 'liveView options'));
   }
 
   /** An agent on this session (2.6); besides the wire form, `tools` with zod schemas and connected MCP `Client`s are allowed. */

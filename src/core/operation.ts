@@ -24,6 +24,8 @@ export interface HumanRequest {
   expiresAt: string;
   /** Settles when the person pressed Done or the wait ended (the door may tell its client, e.g. elicitation complete). */
   finished: Promise<void>;
+  /** The door learnt nobody will come (the client declined): the agent's step fails now with this message. */
+  decline(message: string): void;
 }
 
 export interface ProgressEvent {

@@ -17,6 +17,7 @@ import { invalidArgument, toJsonSchema } from '../core/validation.js';
 import { VERSION } from '../version.js';
 import { errorResult, toCallToolResult } from './result.js';
 import { samplingFallback } from './sampling.js';
+import { urlElicitation } from './elicitation.js';
 import type { RemoteTools, ToolContext, ToolDefinition } from './tool.js';
 import { tools as defaultTools } from './tools/index.js';
 
@@ -58,6 +59,7 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
         signal,
         progress: progressSender(extra, request.params.arguments, sent),
         modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
+        askHuman: urlElicitation(server, extra.requestId),
       });
     const parsed = options.remote ? tool.input.safeParse(args) : undefined;
     const result = await ((parsed?.success &&

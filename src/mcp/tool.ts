@@ -1,7 +1,7 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { ModelFallback } from '../core/llm/types.js';
-import type { ProgressEvent } from '../core/operation.js';
+import type { HumanRequest, ProgressEvent } from '../core/operation.js';
 import type { BrowserService } from '../core/service.js';
 import type { PageEvent } from '../core/sessions.js';
 
@@ -13,6 +13,8 @@ export interface ToolContext {
   progress?: (event: ProgressEvent) => void;
   /** The calling client's own model (MCP sampling) when the server has no key for the chosen one. */
   modelFallback?: ModelFallback;
+  /** Sends a person to the live view when the agent asks for one (URL elicitation); absent when the client cannot. */
+  askHuman?: (request: HumanRequest) => void;
 }
 
 export interface ToolOutput<O> {

@@ -46,7 +46,7 @@ interface ViewerSlot {
 type Control =
   | { state: 'none' }
   | { state: 'waiting'; since: number; buffered: PageInput[] }
-  | { state: 'person'; kind: 'takeover' | 'ask'; reason: string | null; release: () => void };
+  | { state: 'person'; kind: 'takeover' | 'ask'; reason: string | null; release: () => void; fail?: (err: Error) => void };
 
 const TICK_MS = 250;
 /** Input sent while a takeover waits for the running operation is kept this long, then dropped (stale positions). */
@@ -190,7 +190,7 @@ export class SessionLive {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(cancelledError());
       let settled = false;
-      const held: Control = { state: 'person', kind: 'ask', reason, release: () => finish() };
+      const held: Control = { state: 'person', kind: 'ask', reason, release: () => finish(), fail: (err) => finish(err) };
       const finish = (err?: Error) => {
         if (settled) return;
         settled = true;
@@ -210,6 +210,11 @@ export class SessionLive {
       this.control = held;
       this.pushStatus();
     });
+  }
+
+  /** Ends an agent's wait for a person with an error (the door learnt nobody will come). */
+  failWait(err: Error): void {
+    if (this.control.state === 'person') this.control.fail?.(err);
   }
 
   private handBack(): void {

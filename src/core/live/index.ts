@@ -112,9 +112,10 @@ export class LiveViews {
         reason,
         expiresAt: new Date(expiresAt).toISOString(),
         finished: finished.catch(() => undefined),
+        decline: (message) => hub.failWait(new Error(message)),
       });
     } catch (err) {
-      hub.closeAll('ended', 'The request for help could not be delivered.');
+      hub.failWait(err instanceof Error ? err : new Error(String(err)));
       await finished.catch(() => undefined);
       throw err;
     }
