@@ -12,9 +12,9 @@ export { LIVE_TOKEN_DEFAULT_TTL_MS, LIVE_TOKEN_MAX_TTL_MS } from './token.js';
 
 export const LiveViewRequest = z
   .object({
-    interactive: z.boolean().optional().describe('true (default): the person may click and type; false: watch only.'),
-    expiresInMs: z.number().int().min(1_000).max(LIVE_TOKEN_MAX_TTL_MS).optional().describe('Link lifetime, default 15 min, at most 12 h.'),
-    takeover: z.boolean().optional().describe('Hand the page to the person now: operations wait until they press Done.'),
+    interactive: z.boolean().optional().describe('Default true; false: watch only.'),
+    expiresInMs: z.number().int().min(1_000).max(LIVE_TOKEN_MAX_TTL_MS).optional().describe('Default 15 min.'),
+    takeover: z.boolean().optional().describe('Hold the page for the person now; operations wait until Done.'),
   })
   .strict();
 export type LiveViewRequest = z.infer<typeof LiveViewRequest>;
