@@ -55,13 +55,14 @@ function scriptAskThenDone(reason = 'Press the button on the page.'): void {
 }
 
 /** What a person does in the live view: click the page's button, then Done. */
-async function personClicksThenDone(url: string): Promise<void> {
+async function personClicksThenDone(url: string, beforeDone: () => void = () => undefined): Promise<void> {
   const viewer: Page = await openViewer(viewers, url);
   try {
     await expect.poll(() => viewer.evaluate(() => document.body.dataset.control)).toBe('person');
     expect(await viewer.locator('#banner').textContent()).toContain('Press the button');
     await clickPagePoint(viewer, 250, 160);
-    // The click has reached the page once a frame shows its text change; the tests read the result from the agent.
+    // The tests read the click's effect from what the agent saw after Done.
+    beforeDone();
     await viewer.getByRole('button', { name: 'Done' }).click();
     await expect.poll(() => viewer.evaluate(() => document.body.dataset.control)).not.toBe('person');
   } finally {
@@ -90,7 +91,8 @@ describe('ask_human over REST with SSE', { timeout: 180_000 }, () => {
     const events = await readSse(res, (event: SseEvent) => {
       if (event.event !== 'ask_human') return;
       modelCallsAtAsk = llm.requests.length;
-      person = personClicksThenDone(event.data.url).then(() => expect(llm.requests.length).toBe(modelCallsAtAsk));
+      // No model call while the person has the page.
+      person = personClicksThenDone(event.data.url, () => expect(llm.requests.length).toBe(modelCallsAtAsk));
     });
     await person;
     const ask = events.find((event) => event.event === 'ask_human')!;
