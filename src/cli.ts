@@ -122,6 +122,11 @@ const program = new Command()
   .option('--instance-id <id>', 'this server among several: session ids start with it so peers route them here')
   .option('--peer <id=url>', 'another server instance, e.g. b=http://10.0.0.8:8931 (repeatable; needs --instance-id)', collect, [])
   .option('--peers-from-dns <name[:port]>', 'peers are the addresses of this DNS name (a Kubernetes headless Service)')
+  .addOption(new Option('--live-view-secret <secret>', 'HMAC key of live-view links (default: random per start)').env('LIVE_VIEW_SECRET'))
+  .option('--live-view-public-url <url>', 'base URL people open live views at, when the server is behind a proxy')
+  .option('--live-view-host <host>', 'stdio mode: address of the live-view listener', '127.0.0.1')
+  .option('--live-view-port <n>', 'stdio mode: port of the live-view listener (default: a free one)', positiveInt, 0)
+  .option('--ask-human-timeout <ms>', "how long the agent's ask_human waits for a person to press Done", positiveInt, 600_000)
   .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
   .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL').default('info'));
 
@@ -158,6 +163,11 @@ interface CliOptions {
   instanceId?: string;
   peer: string[];
   peersFromDns?: string;
+  liveViewSecret?: string;
+  liveViewPublicUrl?: string;
+  liveViewHost: string;
+  liveViewPort: number;
+  askHumanTimeout: number;
 }
 
 async function main(): Promise<void> {
@@ -221,6 +231,8 @@ async function main(): Promise<void> {
       process.stderr.write(`browser-session-mcp: ${(err as Error).message}\n`);
       process.exit(2);
     }
+    const { serveLiveOnDemand } = await import('./live/server.js');
+    serveLiveOnDemand(service, { host: opts.liveViewHost, port: opts.liveViewPort });
     await serveStdio(service, { onClose: () => void shutdown('stdin closed') });
     return;
   }
@@ -270,6 +282,7 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
         ? { allowed: opts.sessionOptionsAllowed, denied: opts.sessionOptionsDenied }
         : undefined,
     model: opts.model,
+    liveView: { secret: opts.liveViewSecret, publicUrl: opts.liveViewPublicUrl, askHumanTimeoutMs: opts.askHumanTimeout },
     logger,
   });
 }

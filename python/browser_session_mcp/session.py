@@ -8,7 +8,7 @@ from urllib.parse import quote
 from ._transport import EventStream, Transport, compact as _compact
 from .errors import ServiceError
 from .page import Page
-from .types import AgentResult, NavigateResponse, SessionInfo
+from .types import AgentResult, LiveView, NavigateResponse, SessionInfo
 
 WaitUntil = Literal["load", "domcontentloaded", "networkidle"]
 
@@ -98,6 +98,12 @@ class Session:
         the server's default); ``instructions`` are added to its system prompt; ``options`` are the provider options
         (``apiKey``, ``baseURL``, ``organization``, ...)."""
         return Agent(self, _compact({"model": model, "instructions": instructions, "options": dict(options) if options else None}))
+
+    def live_view(self, interactive: bool = True, expires_in_ms: Optional[int] = None, takeover: bool = False) -> LiveView:
+        """A link a person opens in a browser to watch the page live; ``interactive`` lets them click and type.
+        ``takeover=True`` holds the page for them now: operations wait until they press Done (docs/live-view.md)."""
+        body = _compact({"interactive": interactive, "expiresInMs": expires_in_ms, "takeover": takeover or None})
+        return LiveView.from_json(self._transport.request("POST", self._path("liveView"), body)["data"])
 
     def end(self) -> None:
         """Ends the session and frees its browser context. Ending it again does nothing."""

@@ -358,3 +358,16 @@ class Screenshot(bytes):
 
     def __repr__(self) -> str:
         return f"Screenshot(mime_type={self.mime_type!r}, width={self.width}, height={self.height}, bytes={len(self)})"
+
+
+@dataclass(frozen=True)
+class LiveView:
+    """A link to watch the session live (and, interactive, click and type in it). The link is its only credential."""
+
+    url: str
+    expires_at: str
+    interactive: bool
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "LiveView":
+        return cls(url=raw["url"], expires_at=raw["expiresAt"], interactive=bool(raw["interactive"]))

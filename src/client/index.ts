@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { LiveViewRequest, type LiveViewResult } from '../core/live/index.js';
+import { serveLiveOnDemand } from '../live/server.js';
 import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, type AgentResult } from '../core/agent/schema.js';
 import type { ServiceConfig } from '../core/config.js';
 import type { Action, ActRequest, ActResult, ObserveRequest, ObserveResult, ScreenshotRequest } from '../core/act/index.js';
@@ -42,6 +44,8 @@ export class BrowserSessions {
   constructor(options: BrowserSessionsOptions = {}) {
     const { service, ...config } = options;
     this.service = service ?? new BrowserService(config);
+    // Live-view links are served by a loopback listener opened on the first one asked for.
+    serveLiveOnDemand(this.service);
   }
 
   /** Starts a session; `options` as session_start takes them (docs/sessions.md), validated the same way. */
@@ -94,6 +98,11 @@ export class BrowserSession {
 
   async end(): Promise<void> {
     await runOperation({ service: this.service, operation: sessionEnd, input: { sessionId: this.id } });
+  }
+
+  /** A link to watch the session live (and, interactive by default, click and type in it); see docs/live-view.md. */
+  liveView(request: LiveViewRequest = {}): Promise<LiveViewResult> {
+    return this.service.liveView(LIBRARY_OWNER, this.id, parseInput(LiveViewRequest, request, 'liveView options'));
   }
 
   /** An agent on this session (2.6); besides the wire form, `tools` with zod schemas and connected MCP `Client`s are allowed. */

@@ -45,6 +45,19 @@ export interface ServiceConfig {
   logger: Logger;
   /** This server instance among several; session ids start with it (`<instanceId>.<random>`) so peers can route them. */
   instanceId?: string;
+  /** Live views (docs/live-view.md): link secret, the base URL behind a proxy, how long a person may hold a page. */
+  liveView?: LiveViewConfig;
+}
+
+export interface LiveViewConfig {
+  /** --live-view-secret: HMAC key of the links (shared by instances, kept across restarts); random per process when unset. */
+  secret?: string;
+  /** --live-view-public-url: the base URL people open, when the server sits behind a proxy. */
+  publicUrl?: string;
+  /** How long a person's takeover lasts without Done (default 10 min). */
+  takeoverTimeoutMs?: number;
+  /** How long the agent's ask_human waits for Done (default 10 min). */
+  askHumanTimeoutMs?: number;
 }
 
 export type PopupPolicy = 'close' | 'tab';

@@ -5,6 +5,7 @@ export const ERROR_STATUS = {
   url_not_allowed: 400,
   selector_not_found: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   session_not_found: 404,
   frame_not_found: 404,

@@ -8,6 +8,24 @@ export interface OperationContext {
   progress?: (event: ProgressEvent) => void;
   /** Used instead of model_not_configured when the server has no key for the chosen model (MCP sampling). */
   modelFallback?: ModelFallback;
+  /**
+   * Puts a person in front of the live view when the agent calls ask_human (MCP URL elicitation, an SSE event); the
+   * agent then waits for Done. Absent: the agent stops and returns the link in its result.
+   */
+  askHuman?: (request: HumanRequest) => void;
+}
+
+/** The agent's call for a person, as a door delivers it. */
+export interface HumanRequest {
+  sessionId: string;
+  /** Interactive live-view link. */
+  url: string;
+  reason: string;
+  expiresAt: string;
+  /** Settles when the person pressed Done or the wait ended (the door may tell its client, e.g. elicitation complete). */
+  finished: Promise<void>;
+  /** The door learnt nobody will come (the client declined): the agent's step fails now with this message. */
+  decline(message: string): void;
 }
 
 export interface ProgressEvent {

@@ -20,6 +20,7 @@ import { throwIfAborted } from './errors.js';
 import { extract, type ExtractOptions } from './extract.js';
 import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
 import type { OperationContext } from './operation.js';
+import { LiveViews, type LiveViewRequest, type LiveViewResult } from './live/index.js';
 import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
 import type { Usage } from './usage.js';
 import type { Outcome } from './outcome.js';
@@ -55,6 +56,8 @@ export class BrowserService {
   readonly browser: BrowserPool;
   readonly sessions: SessionRegistry;
   readonly egress: Egress;
+  /** Live views and persons holding pages (docs/live-view.md). */
+  readonly live: LiveViews;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -79,6 +82,7 @@ export class BrowserService {
     this.sessions = new SessionRegistry(this.browser, { ...this.config, egress: this.egress });
     // The page text's settle policy needs each page's network and DOM activity from its first navigation.
     this.sessions.watchPages(watchSettle);
+    this.live = new LiveViews(this.sessions, { logger, ...this.config.liveView });
   }
 
   /** Starts a session; `options` must already be valid against SessionOptions (each door parses them). */
@@ -97,6 +101,11 @@ export class BrowserService {
 
   async endSession(owner: string, id: string): Promise<void> {
     await this.sessions.end(id, owner);
+  }
+
+  /** A signed link to watch (and, interactive, drive) the session; not queued, so it works while an operation runs. */
+  liveView(owner: string, id: string, req: LiveViewRequest = {}): Promise<LiveViewResult> {
+    return this.live.create(this.sessions.get(id, owner), req);
   }
 
   navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
@@ -134,7 +143,14 @@ export class BrowserService {
     return this.operate(
       owner,
       id,
-      (session) => runAgent({ session, config: req.agentConfig ?? {}, options: req.executeOptions, deps: { config: this.config }, ctx }),
+      (session) =>
+        runAgent({
+          session,
+          config: req.agentConfig ?? {},
+          options: req.executeOptions,
+          deps: { config: this.config, live: this.live },
+          ctx,
+        }),
       ctx,
     );
   }
@@ -181,6 +197,7 @@ export class BrowserService {
   }
 
   async close(): Promise<void> {
+    await this.live.close();
     await this.sessions.closeAll();
     await this.browser.close();
     await this.egress.close();

@@ -18,6 +18,7 @@ import { FORWARDED_HEADER, type Peers } from './peers.js';
 import type { RouteCall } from './route.js';
 import { matchRoute, type RouteMatch } from './routes.js';
 import { disconnectSignal, streamOperation, wantsStream } from './sse.js';
+import { isLivePath, LiveViewDoor } from '../live/server.js';
 
 /**
  * An idle keep-alive connection that the server closes just as a client sends its next request on it fails that
@@ -81,6 +82,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   /** Requests whose answer is still to come, but not the long-lived MCP event streams (GET), which never end by themselves. */
   let inflight = 0;
   let drained: (() => void) | undefined;
+  const live = new LiveViewDoor(service);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
@@ -99,6 +101,8 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
       }
       checkHost(req, allowedHosts);
       if (!canonical) throw nonCanonicalPath(method, req.url);
+      // The live-view page authenticates by its link's token, not by API key (docs/live-view.md).
+      if (isLivePath(pathname)) return live.handleRequest(req, res);
       if (pathname === '/mcp') {
         headers['www-authenticate'] = 'Bearer realm="browser-session-mcp"';
         if (!MCP_METHODS.includes(method)) throw methodNotAllowed(headers, MCP_METHODS);
@@ -143,6 +147,18 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   };
 
   const server = createServer((req, res) => void handle(req, res));
+  server.on('upgrade', (req, socket, head) => {
+    const { pathname } = new URL(req.url ?? '/', 'http://localhost');
+    try {
+      if (stopping.signal.aborted || !isLivePath(pathname)) throw new ServiceError('not_found', 'No WebSocket here.');
+      checkHost(req, allowedHosts);
+    } catch (err) {
+      const error = toServiceError(err);
+      socket.end(`HTTP/1.1 ${error.status} ${error.code}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    live.handleUpgrade(req, socket, head);
+  });
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   await new Promise<void>((resolve, reject) => {
@@ -154,6 +170,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  service.live.serveAt(async () => url);
   logger.info(
     { url, mcp: `${url}/mcp`, rest: `${url}/v1`, auth: keys.enabled ? 'api-key' : 'none', egress: service.egress.policy.name },
     'HTTP server listening',
@@ -167,6 +184,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   }
 
   const close = async () => {
+    live.close();
     await mcp.close();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());

@@ -5,7 +5,7 @@ import type { OperationContext } from '../core/operation.js';
 import { errorBody, toHttpError } from './errors.js';
 
 /** Names of the events of a streamed operation, in the order they can occur. */
-export const SSE_EVENTS = ['starting', 'connected', 'log', 'finished', 'error'] as const;
+export const SSE_EVENTS = ['starting', 'connected', 'log', 'ask_human', 'finished', 'error'] as const;
 export type SseEventName = (typeof SSE_EVENTS)[number];
 
 const KEEPALIVE_MS = 15_000;
@@ -57,7 +57,12 @@ export async function streamOperation(res: ServerResponse, op: StreamedOperation
   try {
     send('starting', { operation: op.operation, sessionId: op.sessionId });
     send('connected', { sessionId: op.sessionId, url: op.url });
-    const body = await op.run({ signal, progress: (event) => send('log', event) });
+    const body = await op.run({
+      signal,
+      progress: (event) => send('log', event),
+      // The agent waits for a person: the caller shows them the link; the run goes on after Done (docs/live-view.md).
+      askHuman: ({ sessionId, url, reason, expiresAt }) => send('ask_human', { sessionId, url, reason, expiresAt }),
+    });
     send('finished', body);
   } catch (err) {
     const error: ServiceError = toHttpError(err, logger, { route: op.operation, session: op.sessionId });

@@ -20,6 +20,7 @@ import { mcpInput } from '../core/operations/index.js';
 import { VERSION } from '../version.js';
 import { errorResult, operationResult } from './result.js';
 import { samplingFallback } from './sampling.js';
+import { urlElicitation } from './elicitation.js';
 import { buildTools, pickOperation, type McpTool } from './tools.js';
 
 const INSTRUCTIONS =
@@ -61,6 +62,7 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
       signal,
       progress: progressSender(extra, request.params.arguments, sent),
       modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
+      askHuman: urlElicitation(server, extra.requestId),
       headers: extra.requestInfo?.headers,
       remote: options.remote,
     };
@@ -78,6 +80,7 @@ interface ToolCall {
   signal: AbortSignal;
   progress?: (event: ProgressEvent) => void;
   modelFallback?: ReturnType<typeof samplingFallback>;
+  askHuman?: ReturnType<typeof urlElicitation>;
   headers?: Record<string, string | string[] | undefined>;
   remote?: RemoteOperations;
 }
@@ -101,7 +104,7 @@ async function callTool(tool: McpTool, args: Record<string, unknown>, call: Tool
         service: call.service,
         owner: call.owner,
         sessionId: sessionId ?? '',
-        ctx: { signal: call.signal, progress: call.progress, modelFallback: call.modelFallback },
+        ctx: { signal: call.signal, progress: call.progress, modelFallback: call.modelFallback, askHuman: call.askHuman },
       });
     const remote = call.remote?.({
       operation,

@@ -11,7 +11,9 @@ import { Integrations } from './integrations.js';
 import { History, systemPrompt, taskMessage, type PageState } from './prompt.js';
 import type { AgentAction, AgentConfig, AgentExecuteOptions, AgentResult } from './schema.js';
 import { Toolbox } from './toolbox.js';
-import { describeToolError, type ToolEnv } from './tools.js';
+import { askHuman } from './ask-human.js';
+import type { LiveViews } from '../live/index.js';
+import { describeToolError, type HumanHelp, type ToolEnv, type ToolOutcome } from './tools.js';
 import { Variables } from '../variables.js';
 
 export const AGENT_DEFAULTS = { maxSteps: 20, autoScreenshot: true, waitBetweenActions: 0 } as const;
@@ -22,7 +24,9 @@ const MAX_OUTPUT_TOKENS = 4_096;
 
 export interface AgentDeps {
   /** The server's defaults: model, environment (API keys), URL policy. */
-  config: Pick<ServiceConfig, 'model' | 'env' | 'allowFileUrls' | 'egress'>;
+  config: Pick<ServiceConfig, 'model' | 'env' | 'allowFileUrls' | 'egress' | 'liveView'>;
+  /** Live views, for ask_human. */
+  live?: LiveViews;
   /** A ready model client (tests, benchmarks); otherwise one is built from AgentConfig. */
   llm?: LLMClient;
 }
@@ -34,7 +38,7 @@ interface StepTiming {
   actionsMs: number;
 }
 
-type StopReason = 'done' | 'max_steps';
+type StopReason = 'done' | 'max_steps' | 'ask_human';
 
 /** What runAgent is given: the session, the agent's config and task, the service's dependencies, the door's context. */
 export interface AgentRequest {
@@ -115,6 +119,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
     modelFallback: ctx.modelFallback,
     addUsage,
     requestScreenshot: () => (screenshotRequested = llm.supportsImages),
+    askHuman: (reason) => askHuman(reason, { session, live: deps.live, ctx, signal, timeoutMs: deps.config.liveView?.askHumanTimeoutMs }),
   };
   const toolbox = new Toolbox(config.tools, integrations, env);
   const system = systemPrompt(config.instructions, variables.names);
@@ -124,7 +129,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
   let eventSeq = session.lastEventSeq;
   let steps = 0;
 
-  const finish = (stop: StopReason, success: boolean, completed: boolean, message: string): AgentResult => ({
+  const finish = (stop: StopReason, success: boolean, completed: boolean, message: string, humanHelp?: HumanHelp): AgentResult => ({
     success,
     message: variables.redact(message),
     actions,
@@ -142,6 +147,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
       tools: toolbox.specs.map((spec) => spec.name),
       durationMs: Math.round(performance.now() - started),
       stepTimings: timings,
+      ...(humanHelp ? { humanHelp } : {}),
     },
     usage: usage.total,
   });
@@ -186,7 +192,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
     }
 
     mark = performance.now();
-    let done: { success: boolean; message: string } | undefined;
+    let done: ToolOutcome['done'];
     for (const call of response.toolCalls) {
       if (done || actions.length >= maxSteps) {
         // Every call needs an answer before the conversation may go on.
@@ -214,6 +220,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
       done = result.done;
     }
     timing.actionsMs = Math.round(performance.now() - mark);
+    if (done?.humanHelp) return finish('ask_human', false, false, done.message, done.humanHelp);
     if (done) return finish('done', done.success, true, done.message);
   }
   return finish(

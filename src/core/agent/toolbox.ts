@@ -5,7 +5,7 @@ import { withTimeout } from '../operation.js';
 import { checkDepth, parseInput, toJsonSchema } from '../validation.js';
 import { Integrations, sanitize } from './integrations.js';
 import type { AgentTool } from './schema.js';
-import { BROWSER_TOOLS, clip, describeToolError, type BrowserTool, type ToolEnv } from './tools.js';
+import { BROWSER_TOOLS, clip, describeToolError, type BrowserTool, type ToolEnv, type ToolOutcome } from './tools.js';
 
 /** Longest any one action may take before the model is told it timed out and the loop moves on. */
 const ACTION_GUARD_MS = 90_000;
@@ -14,7 +14,7 @@ const ACTION_GUARD_MS = 90_000;
 export interface CallResult {
   text: string;
   error?: string;
-  done?: { success: boolean; message: string };
+  done?: ToolOutcome['done'];
 }
 
 /** Every tool the model may call in one run: the browser's, the caller's own (library), and the integrations'. */
@@ -59,6 +59,7 @@ export class Toolbox {
   async call(call: ToolCall): Promise<CallResult> {
     try {
       const args = parseArguments(call);
+      if (this.browser.get(call.name)?.unguarded) return await this.dispatch(call.name, args);
       return await withTimeout(
         this.dispatch(call.name, args),
         ACTION_GUARD_MS,

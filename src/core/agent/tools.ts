@@ -27,12 +27,21 @@ export interface ToolEnv {
   addUsage(usage: Usage): void;
   /** Asks the loop to attach a screenshot to the next page state. */
   requestScreenshot(): boolean;
+  /** Hands the page to a person (ask_human); resolves with what the model is told, or `done` when the run must stop. */
+  askHuman(reason: string): Promise<ToolOutcome>;
 }
 
 /** A tool's answer to the model; `done` ends the run. */
 export interface ToolOutcome {
   text: string;
-  done?: { success: boolean; message: string };
+  done?: { success: boolean; message: string; humanHelp?: HumanHelp };
+}
+
+/** The link a person opens when the agent stopped to ask for one (ask_human with no door to reach them). */
+export interface HumanHelp {
+  url: string;
+  reason: string;
+  expiresAt: string;
 }
 
 export interface BrowserTool<S extends z.ZodObject = z.ZodObject> {
@@ -40,6 +49,8 @@ export interface BrowserTool<S extends z.ZodObject = z.ZodObject> {
   description: string;
   input: S;
   run(args: z.infer<S>, env: ToolEnv): Promise<ToolOutcome>;
+  /** Not bound by the action time guard: it waits for a person, with its own timeout. */
+  unguarded?: boolean;
 }
 
 function defineBrowserTool<S extends z.ZodObject>(tool: BrowserTool<S>): BrowserTool<S> {
@@ -173,6 +184,14 @@ export const BROWSER_TOOLS = [
         ? 'A screenshot is attached to the next page state.'
         : 'This model does not take images; rely on the page text.',
     }),
+  }),
+  defineBrowserTool({
+    name: 'ask_human',
+    description:
+      'Hand the page to a person when you must not or cannot go on alone (a login, a two-factor code, a CAPTCHA, a confirmation that is theirs to give). They act in a live view and press Done; you then continue from the page as they left it.',
+    input: z.object({ reason: z.string().min(1).max(500).describe('What the person should do, in one sentence.') }).strict(),
+    unguarded: true,
+    run: ({ reason }, env) => env.askHuman(reason),
   }),
   defineBrowserTool({
     name: 'done',

@@ -2,6 +2,7 @@ import { actOperation, observeOperation } from './act.js';
 import { agentExecuteOperation } from './agent.js';
 import type { AnyOperation } from './define.js';
 import { extractOperation } from './extract.js';
+import { liveViewOperation } from './live-view.js';
 import { navigateOperation } from './navigate.js';
 import { screenshotOperation } from './screenshot.js';
 import { sessionEnd, sessionGet, sessionList, sessionStart } from './sessions.js';
@@ -22,6 +23,7 @@ export const OPERATIONS = [
   sessionList,
   sessionGet,
   agentExecuteOperation,
+  liveViewOperation,
 ] as const;
 
 export type OperationName = (typeof OPERATIONS)[number]['name'];
