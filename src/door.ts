@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { ExtractionOutcome } from './core/service.js';
 
 /** What the three doors (MCP, REST, library) share and the core has no use for: owner scopes, action ids, object results. */
@@ -9,10 +8,8 @@ export const LOCAL_OWNER = 'local';
 /** Owner of the sessions opened through the in-process library. */
 export const LIBRARY_OWNER = 'library';
 
-/** The id of one operation (navigate, extract, agentExecute, ...), made once per call by the door that answers it. */
-export function newActionId(): string {
-  return randomUUID();
-}
+/** The id of one operation; a door may give it to the core as ctx.actionId, and answers with the outcome's. */
+export { newActionId } from './core/operation.js';
 
 /** Key under which doors whose results must be objects (MCP structuredContent, REST data.result) send a non-object extraction. */
 export const WRAPPED_RESULT_KEY = 'value';

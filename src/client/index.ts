@@ -4,7 +4,8 @@ import type { ServiceConfig } from '../core/config.js';
 import { Action, ActRequest, ObserveRequest, ScreenshotRequest, type ActResult, type ObserveResult } from '../core/act/index.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { NavigateRequest, NavigateResponse, NavigationResponse } from '../core/navigate.js';
-import { BrowserService } from '../core/service.js';
+import { BrowserService, type ActionLogPage, type StartSessionOptions } from '../core/service.js';
+import { RecordOption } from '../core/recording/index.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
 import type { PageEvent, SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
@@ -21,8 +22,10 @@ export class BrowserSessions {
     this.service = new BrowserService(options);
   }
 
-  async startSession(): Promise<BrowserSession> {
-    const info = await this.service.startSession(LIBRARY_OWNER);
+  /** `startSession({record: true})` records a Playwright trace (docs/recording.md). */
+  async startSession(options: StartSessionOptions = {}): Promise<BrowserSession> {
+    const record = parseInput(RecordOption.optional(), options.record, 'record');
+    const info = await this.service.startSession(LIBRARY_OWNER, { record });
     return new BrowserSession(this.service, info);
   }
 
@@ -59,6 +62,16 @@ export class BrowserSession {
 
   end(): Promise<void> {
     return this.service.endSession(LIBRARY_OWNER, this.id);
+  }
+
+  /** The Playwright trace so far (a zip for `npx playwright show-trace`); `recording_not_enabled` unless started with record. */
+  recording(): Promise<Buffer> {
+    return this.service.recording(LIBRARY_OWNER, this.id);
+  }
+
+  /** The action log: each operation with its actionId, masked arguments, times, outcome, page events and URL. */
+  log(): ActionLogPage {
+    return this.service.actionLog(LIBRARY_OWNER, this.id);
   }
 
   /** An agent on this session (2.6); besides the wire form, `tools` with zod schemas and connected MCP `Client`s are allowed. */

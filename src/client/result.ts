@@ -1,7 +1,6 @@
 import type { Outcome } from '../core/service.js';
 import type { PageEvent } from '../core/sessions.js';
 import type { Usage } from '../core/usage.js';
-import { newActionId } from '../door.js';
 
 /** What the library tells about one operation besides its result. */
 export interface OperationInfo {
@@ -19,9 +18,9 @@ export interface OperationRunOptions {
   onOutcome?: (info: OperationInfo) => void;
 }
 
-/** The library door's one result helper: a fresh actionId, reported with the metadata; the plain result goes back. */
+/** The library door's one result helper: the core's actionId, reported with the metadata; the plain result goes back. */
 export function settle<T>(outcome: Outcome<T>, run: OperationRunOptions = {}): { result: T; actionId: string } {
-  const actionId = newActionId();
+  const { actionId } = outcome;
   run.onOutcome?.({ actionId, pageEvents: outcome.pageEvents, ...(outcome.usage ? { usage: outcome.usage } : {}) });
   return { result: outcome.result, actionId };
 }

@@ -19,7 +19,16 @@ import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
 import { throwIfAborted } from './errors.js';
 import { extract, type ExtractOptions } from './extract.js';
 import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
-import type { OperationContext } from './operation.js';
+import { newActionId, type OperationContext } from './operation.js';
+import {
+  RetainedRecordings,
+  TraceRecorder,
+  notRecorded,
+  traceOptions,
+  type ActionLogEntry,
+  type RecordOption,
+  type StepInfo,
+} from './recording/index.js';
 import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
 import type { Usage } from './usage.js';
 import { watchSettle } from './snapshot/settle.js';
@@ -30,6 +39,8 @@ import { watchSettle } from './snapshot/settle.js';
  */
 export interface Outcome<T> {
   result: T;
+  /** The id of this operation: the door's (ctx.actionId) or one made here; the action log and the trace group name it. */
+  actionId: string;
   pageEvents: PageEvent[];
   /** Token usage of the operation's model calls; absent when none was made (or, for the agent, inside its result). */
   usage?: Usage;
@@ -47,6 +58,27 @@ export interface HostReadiness {
   sessions: number;
   capacityLeft: number | null;
   accepting: boolean;
+}
+
+/** What session_start may ask for. */
+export interface StartSessionOptions {
+  /** Record a Playwright trace of the session (docs/recording.md). */
+  record?: RecordOption;
+}
+
+/** A session's action log: the kept entries, oldest first, and how many older ones were dropped. */
+export interface ActionLogPage {
+  entries: ActionLogEntry[];
+  dropped: number;
+}
+
+/** One operation run by `step`: who asks, on which session, what it is for the log, and the work. */
+interface StepCall<T> {
+  owner: string;
+  id: string;
+  ctx: OperationContext;
+  step?: Omit<StepInfo, 'actionId'>;
+  work: (session: Session) => Promise<T>;
 }
 
 /** Whether this instance can take a new session now, and why: what GET /healthz answers load balancers. */
@@ -68,6 +100,8 @@ export class BrowserService {
   readonly browser: BrowserPool;
   readonly sessions: SessionRegistry;
   readonly egress: Egress;
+  /** Recordings and action logs of ended sessions, kept for --recording-retention. */
+  readonly retained: RetainedRecordings;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -91,11 +125,38 @@ export class BrowserService {
     this.sessions = new SessionRegistry(this.browser, { ...this.config, egress: this.egress });
     // The page text's settle policy needs each page's network and DOM activity from its first navigation.
     this.sessions.watchPages(watchSettle);
+    this.retained = new RetainedRecordings(this.config.recordingRetentionMs ?? 0, logger);
   }
 
-  async startSession(owner: string): Promise<SessionInfo> {
+  async startSession(owner: string, options: StartSessionOptions = {}): Promise<SessionInfo> {
     const session = await this.sessions.start(owner);
+    session.onClose(() => this.retained.sessionEnding(session.id, owner, session.recording));
+    const trace = traceOptions(options.record);
+    if (trace) {
+      try {
+        session.recording.trace = await TraceRecorder.start(session.context, trace, 'browser-session-mcp');
+      } catch (err) {
+        await this.sessions.end(session.id, owner).catch(() => undefined);
+        throw err;
+      }
+    }
     return session.info(this.sessions.idleTimeoutMs);
+  }
+
+  /** The session's Playwright trace so far as a zip, secrets scrubbed; kept after the end for --recording-retention. */
+  async recording(owner: string, id: string): Promise<Buffer> {
+    const ended = this.retained.get(id, owner);
+    if (ended) {
+      if (!ended.trace) throw notRecorded();
+      return ended.traceZip();
+    }
+    // In the session's queue: the chunk is cut between operations, never inside one.
+    return this.sessions.run(id, owner, (session) => session.recording.traceZip());
+  }
+
+  /** The session's action log (every session keeps one; the last 1,000 operations). */
+  actionLog(owner: string, id: string): ActionLogPage {
+    return this.retained.log(id, owner) ?? this.sessions.get(id, owner).recording.log.list();
   }
 
   getSession(owner: string, id: string): SessionInfo {
@@ -111,50 +172,63 @@ export class BrowserService {
   }
 
   navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
-    return this.operate(owner, id, (session) => navigate(session, req, this.config, ctx), ctx);
+    const step = { operation: 'navigate', arguments: req };
+    return this.step({ owner, id, ctx, step, work: (session) => navigate(session, req, this.config, ctx) });
   }
 
   async extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<ExtractionOutcome> {
-    const { result, pageEvents } = await this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
-    return { result: result.result, wrapped: result.wrapped, pageEvents, ...(result.usage ? { usage: result.usage } : {}) };
+    const step = { operation: 'extract', arguments: { ...options } };
+    const outcome = await this.step({ owner, id, ctx, step, work: (session) => extract(session, options, this.config, ctx) });
+    const { result, pageEvents, actionId } = outcome;
+    return { result: result.result, wrapped: result.wrapped, actionId, pageEvents, ...(result.usage ? { usage: result.usage } : {}) };
   }
 
   /** One action on the page, by ref or by instruction, and what it changed. */
   async act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
-    return liftUsage(await this.operate(owner, id, (session) => act(session, req, this.config, ctx), ctx));
+    const step = { operation: 'act', arguments: { ...req }, variables: req.variables };
+    return liftUsage(await this.step({ owner, id, ctx, step, work: (session) => act(session, req, this.config, ctx) }));
   }
 
   /** The elements one can act on, each with the method that fits it; with an instruction, those a model picks. */
   async observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
-    return liftUsage(await this.operate(owner, id, (session) => observe(session, req, this.config, ctx), ctx));
+    const step = { operation: 'observe', arguments: { ...req } };
+    return liftUsage(await this.step({ owner, id, ctx, step, work: (session) => observe(session, req, this.config, ctx) }));
   }
 
   screenshot(owner: string, id: string, req: ScreenshotRequest, ctx: OperationContext = {}): Promise<Outcome<Screenshot>> {
-    return this.operate(owner, id, (session) => screenshot(session, req), ctx);
+    const step = { operation: 'screenshot', arguments: { ...req } };
+    return this.step({ owner, id, ctx, step, work: (session) => screenshot(session, req) });
   }
 
   /** Runs the agent in the session's queue, so nothing else touches the page until it has finished. */
   agentExecute(owner: string, id: string, req: AgentExecuteRequest, ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
-    return this.operate(
-      owner,
-      id,
-      (session) => runAgent({ session, config: req.agentConfig ?? {}, options: req.executeOptions, deps: { config: this.config }, ctx }),
-      ctx,
-    );
+    const step = { operation: 'agentExecute', arguments: { ...req }, variables: req.executeOptions.variables };
+    const work = (session: Session) =>
+      runAgent({ session, config: req.agentConfig ?? {}, options: req.executeOptions, deps: { config: this.config }, ctx });
+    return this.step({ owner, id, ctx, step, work });
   }
 
   /**
    * Runs `work` in the session's queue and collects the page events the caller has not been told about: those of
    * this operation and any that surfaced after the previous one returned. They are also sent as progress.
    */
-  async operate<T>(owner: string, id: string, work: (session: Session) => Promise<T>, ctx: OperationContext = {}): Promise<Outcome<T>> {
+  operate<T>(owner: string, id: string, work: (session: Session) => Promise<T>, ctx: OperationContext = {}): Promise<Outcome<T>> {
+    return this.step({ owner, id, ctx, work });
+  }
+
+  /** `operate`, named in the action log and the trace when `step` says what the operation is. */
+  private step<T>({ owner, id, ctx, step, work }: StepCall<T>): Promise<Outcome<T>> {
+    const actionId = ctx.actionId ?? newActionId();
     return this.sessions.run(id, owner, async (session) => {
       // A client that went away while this waited in the queue gets nothing from running it.
       throwIfAborted(ctx.signal);
-      const result = await work(session);
+      const since = session.log.lastSeq;
+      const page = { url: () => session.page.url(), events: () => session.log.since(since) };
+      const run = () => work(session);
+      const result = await (step ? session.recording.step({ ...step, actionId }, page, run) : run());
       const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
-      return { result, pageEvents };
+      return { result, actionId, pageEvents };
     });
   }
 
@@ -176,6 +250,7 @@ export class BrowserService {
 
   async close(): Promise<void> {
     await this.sessions.closeAll();
+    await this.retained.close();
     await this.browser.close();
     await this.egress.close();
   }
@@ -184,5 +259,5 @@ export class BrowserService {
 /** A result's model usage moves to the outcome, where every door reports it (as for extract). */
 function liftUsage<T extends { usage?: Usage }>(outcome: Outcome<T>): Outcome<Omit<T, 'usage'>> {
   const { usage, ...result } = outcome.result;
-  return { result, pageEvents: outcome.pageEvents, ...(usage ? { usage } : {}) };
+  return { result, actionId: outcome.actionId, pageEvents: outcome.pageEvents, ...(usage ? { usage } : {}) };
 }

@@ -3,7 +3,7 @@ import { AgentExecuteRequest } from '../core/agent/schema.js';
 import { ServiceError } from '../core/errors.js';
 import { NavigateRequest, NavigateResponse } from '../core/navigate.js';
 import type { BrowserService } from '../core/service.js';
-import { extractionObject, newActionId } from '../door.js';
+import { extractionObject } from '../door.js';
 import { VERSION } from '../version.js';
 import { BinaryBody, ok, operationBody } from './envelope.js';
 import { openApiDocument } from './openapi.js';
@@ -165,11 +165,11 @@ export const routes: Route[] = [
     binary: ['image/png', 'image/jpeg'],
     auth: true,
     handle: async ({ service, owner, params, body, ctx }) => {
-      const { result } = await service.screenshot(owner, params.id!, body, ctx);
+      const { result, actionId } = await service.screenshot(owner, params.id!, body, ctx);
       return new BinaryBody(result.mimeType, result.image, {
         'x-image-width': String(result.width),
         'x-image-height': String(result.height),
-        'x-action-id': newActionId(),
+        'x-action-id': actionId,
       });
     },
   }),

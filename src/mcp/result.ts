@@ -1,19 +1,18 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ServiceError } from '../core/errors.js';
 import type { Outcome } from '../core/service.js';
-import { newActionId } from '../door.js';
 import type { ToolOutput } from './tool.js';
 
 /**
  * The MCP door's one result builder. An operation's tool hands over the core's outcome and how to shape it; the
- * actionId is made here and sent in `_meta.actionId` (structuredContent keeps the interface's shape, which for
+ * actionId (the one the core logged and traced) is sent in `_meta.actionId` (structuredContent keeps the interface's shape, which for
  * navigate already has data.actionId), with the usage in `_meta.usage` and page events as `_meta.pageEvents` and notes.
  */
 export function operationOutput<T, O>(
   outcome: Outcome<T>,
   shape: (result: T, actionId: string) => Pick<ToolOutput<O>, 'structured' | 'text' | 'image'>,
 ): ToolOutput<O> {
-  const actionId = newActionId();
+  const { actionId } = outcome;
   const { structured, text, image } = shape(outcome.result, actionId);
   return {
     structured,
