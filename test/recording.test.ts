@@ -162,6 +162,51 @@ describe('recording', () => {
     }
   });
 
+  it('an ended session keeps its recording and log for --recording-retention, then answers session_not_found', async () => {
+    const kept = new BrowserSessions({ logger: silentLogger(), env: {}, recordingRetentionMs: 10_000 });
+    try {
+      const session = await kept.startSession({ record: { screenshots: false } });
+      const ids: string[] = [];
+      await session.navigate(site.url('/recording/statements.html'), {}, { onOutcome: ({ actionId }) => ids.push(actionId) });
+      await session.end();
+      expect(openTraceZip(await session.recording()).groups.map((group) => group.title)).toEqual([`navigate ${ids[0]}`]);
+      expect(session.log().entries.map((entry) => entry.actionId)).toEqual(ids);
+      await expect
+        .poll(async () => (await rejection(session.recording()).catch(() => undefined))?.code, { timeout: 20_000 })
+        .toBe('session_not_found');
+      expect(() => session.log()).toThrow(/No session with id/);
+    } finally {
+      await kept.close();
+    }
+  });
+
+  it("with the default retention an ended session's recording and log are gone at once", async () => {
+    const session = await lib.startSession({ record: true });
+    await session.end();
+    expect((await rejection(session.recording())).code).toBe('session_not_found');
+    expect(() => session.log()).toThrow(/No session with id/);
+  });
+
+  it('video is recorded as WebM when the server has ffmpeg, and refused with recording_unavailable (no session left) when not', async () => {
+    const before = lib.list().length;
+    const started = await lib.startSession({ record: { video: true, screenshots: false, snapshots: false } }).catch((err: unknown) => err);
+    if (started instanceof Error) {
+      expect(started).toMatchObject({ code: 'recording_unavailable' });
+      expect(lib.list()).toHaveLength(before);
+      return;
+    }
+    const session = started as BrowserSession;
+    try {
+      await session.navigate(site.url('/recording/statements.html'));
+      const trace = openTraceZip(await session.recording());
+      const video = trace.names.find((name) => name.startsWith('video/') && name.endsWith('.webm'));
+      // WebM is Matroska: the EBML magic number first.
+      expect(trace.files.get(video!)!.subarray(0, 4).toString('hex')).toBe('1a45dfa3');
+    } finally {
+      await session.end();
+    }
+  });
+
   it('refuses a bad record option with invalid_argument', async () => {
     expect((await rejection(lib.startSession({ record: { video: 'yes' } as never }))).code).toBe('invalid_argument');
     expect((await rejection(lib.startSession({ record: { audio: true } as never }))).code).toBe('invalid_argument');
