@@ -19,6 +19,7 @@ import {
   EndSessionResponse,
   ExtractRequest,
   ExtractResponse,
+  ActionLogResponse,
   HealthResponse,
   SessionListResponse,
   SessionResponse,
@@ -69,7 +70,7 @@ export const routes: Route[] = [
     body: StartSessionRequest,
     response: SessionResponse,
     auth: true,
-    handle: async ({ service, owner }) => ok(await service.startSession(owner)),
+    handle: async ({ service, owner, body }) => ok(await service.startSession(owner, body)),
   }),
   route({
     method: 'GET',
@@ -186,6 +187,26 @@ export const routes: Route[] = [
       const { streamResponse: _stream, ...request } = body;
       return operationBody(await service.agentExecute(owner, params.id!, request, ctx));
     },
+  }),
+  route({
+    method: 'POST',
+    path: '/v1/sessions/{id}/recording',
+    operationId: 'SessionRecording',
+    summary:
+      'The Playwright trace so far as a zip (npx playwright show-trace), secrets scrubbed; 409 recording_not_enabled unless started with record.',
+    response: z.string(),
+    binary: ['application/zip'],
+    auth: true,
+    handle: async ({ service, owner, params }) => new BinaryBody('application/zip', await service.recording(owner, params.id!)),
+  }),
+  route({
+    method: 'GET',
+    path: '/v1/sessions/{id}/log',
+    operationId: 'SessionLog',
+    summary: 'The action log: the last 1,000 operations with actionId, masked arguments, times, outcome, page events and URL.',
+    response: ActionLogResponse,
+    auth: true,
+    handle: ({ service, owner, params }) => ok(service.actionLog(owner, params.id!)),
   }),
   route({
     method: 'POST',

@@ -4,10 +4,24 @@ import { AgentResult } from '../core/agent/schema.js';
 import { ExtractOptions, ExtractResult } from '../core/extract.js';
 import { Usage } from '../core/usage.js';
 import { SessionInfoSchema } from '../core/sessions.js';
+import { ActionLogEntrySchema, RecordOption } from '../core/recording/index.js';
 
 /** The REST envelopes around the core's schemas; the core's request schemas are used as they are. */
 
-export const StartSessionRequest = z.object({}).strict().describe('No start options yet; send an empty object or no body.');
+export const StartSessionRequest = z
+  .object({ record: RecordOption.optional() })
+  .strict()
+  .describe('Start options; send an empty object or no body for none.');
+
+export const ActionLogResponse = z
+  .object({
+    success: z.literal(true),
+    data: z.object({
+      entries: z.array(ActionLogEntrySchema),
+      dropped: z.number().int().describe('Older entries let go (the log keeps 1,000).'),
+    }),
+  })
+  .strict();
 
 export const SessionResponse = z.object({ success: z.literal(true), data: SessionInfoSchema }).strict();
 

@@ -31,6 +31,7 @@ export function toCallToolResult(output: ToolOutput<unknown>): CallToolResult {
     content: [
       { type: 'text', text: [output.text ?? JSON.stringify(output.structured), ...notes].join('\n') },
       ...(output.image ? [{ type: 'image' as const, data: output.image.data, mimeType: output.image.mimeType }] : []),
+      ...(output.resource ? [{ type: 'resource' as const, resource: output.resource }] : []),
     ],
     structuredContent: output.structured as Record<string, unknown>,
     ...(Object.keys(meta).length ? { _meta: meta } : {}),

@@ -21,6 +21,8 @@ export interface ToolOutput<O> {
   text?: string;
   /** An image shown to the client's model after the text (screenshot). */
   image?: { data: string; mimeType: string };
+  /** A file embedded after the text (the recording's trace zip, base64). */
+  resource?: { uri: string; mimeType: string; blob: string };
   pageEvents?: PageEvent[];
   meta?: Record<string, unknown>;
 }

@@ -4,18 +4,10 @@ import { ActionLog, type ActionLogEntry } from './log.js';
 import { SessionSecrets } from './secrets.js';
 import type { TraceOptions, TraceRecorder } from './trace.js';
 
+/** `true`: screenshots and DOM snapshots; each part defaults to on but video (docs/recording.md). */
 export const RecordOption = z
-  .union([
-    z.boolean(),
-    z
-      .object({
-        screenshots: z.boolean().optional().describe('Screenshots for the timeline (default true).'),
-        snapshots: z.boolean().optional().describe('DOM snapshots before and after each browser call (default true).'),
-        video: z.boolean().optional().describe('A WebM video of each page (default false; needs ffmpeg on the server).'),
-      })
-      .strict(),
-  ])
-  .describe('Record a Playwright trace of the session, read with the recording operation; true: screenshots and snapshots.');
+  .union([z.boolean(), z.object({ screenshots: z.boolean(), snapshots: z.boolean(), video: z.boolean() }).partial().strict()])
+  .describe('Record a Playwright trace (true: screenshots+snapshots).');
 export type RecordOption = z.infer<typeof RecordOption>;
 
 /** The trace options `record` asks for, or undefined for no trace. */

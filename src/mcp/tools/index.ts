@@ -7,6 +7,7 @@ import { observeTool } from './observe.js';
 import { screenshotTool } from './screenshot.js';
 import { sessionEndTool } from './session-end.js';
 import { sessionListTool } from './session-list.js';
+import { sessionRecordingTool } from './session-recording.js';
 import { sessionStartTool } from './session-start.js';
 
 /** Every MCP tool, in the order clients list them. */
@@ -19,5 +20,6 @@ export const tools: ToolDefinition[] = [
   screenshotTool,
   sessionEndTool,
   sessionListTool,
+  sessionRecordingTool,
   agentExecuteTool,
 ] as unknown as ToolDefinition[];
