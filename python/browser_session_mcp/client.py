@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Set
+from typing import List, Mapping, Optional, Set, Union
 from urllib.parse import quote
 
 from ._transport import Transport
@@ -66,9 +66,13 @@ class Sessions:
         self._transport = transport
         self._open = open_ids
 
-    def start(self) -> Session:
-        """Starts an isolated browser session at about:blank. Use it as a context manager to end it."""
-        info = SessionInfo.from_json(self._transport.request("POST", "/v1/sessions/start", {})["data"])
+    def start(self, record: Union[bool, Mapping[str, bool], None] = None) -> Session:
+        """Starts an isolated browser session at about:blank. Use it as a context manager to end it.
+
+        ``record=True`` (or ``{"screenshots": ..., "snapshots": ..., "video": ...}``) records a Playwright trace,
+        read with ``session.recording()`` (docs/recording.md)."""
+        body = {} if record is None else {"record": record if isinstance(record, bool) else dict(record)}
+        info = SessionInfo.from_json(self._transport.request("POST", "/v1/sessions/start", body)["data"])
         self._open.add(info.id)
         return Session(self._transport, info, on_end=self._open.discard)
 

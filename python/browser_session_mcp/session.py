@@ -99,6 +99,18 @@ class Session:
         (``apiKey``, ``baseURL``, ``organization``, ...)."""
         return Agent(self, _compact({"model": model, "instructions": instructions, "options": dict(options) if options else None}))
 
+    def recording(self) -> bytes:
+        """The session's Playwright trace so far as zip bytes (``npx playwright show-trace``), secrets scrubbed. Raises
+        ``ServiceError`` ``recording_not_enabled`` (409) for a session started without ``record``."""
+        raw, _ = self._transport.request_bytes(self._path("recording"), {}, "application/zip")
+        return raw
+
+    def log(self) -> Dict[str, Any]:
+        """The action log as the server sends it: ``{"entries": [...], "dropped": n}``, each entry with ``actionId``,
+        ``operation``, ``arguments`` (secrets masked), ``startedAt``, ``endedAt``, ``outcome``, ``errorCode``,
+        ``pageEvents`` and ``url``; the last 1,000 operations."""
+        return self._transport.request("GET", self._path("log"))["data"]
+
     def end(self) -> None:
         """Ends the session and frees its browser context. Ending it again does nothing."""
         if self._ended:
