@@ -149,14 +149,31 @@ describe('recording', () => {
     }
   });
 
-  it('a session without record answers recording_not_enabled, and still keeps its action log', async () => {
+  it('a session without record answers recording_not_enabled, and still keeps its action log, without credentials', async () => {
     const session = await lib.startSession();
     try {
       await session.navigate(site.url('/recording/statements.html'));
+      const apiKey = 'sk-test-never-logged-4471';
+      const failed = await rejection(
+        session.page.act({
+          instruction: 'open settings',
+          modelName: 'openai/gpt-4.1-mini',
+          modelClientOptions: { apiKey, baseURL: 'http://127.0.0.1:9/v1' },
+        }),
+      );
+      expect(failed.code).toBe('model_error');
+      const [, modelCall] = session.log().entries;
+      expect(modelCall).toMatchObject({
+        operation: 'act',
+        outcome: 'error',
+        errorCode: 'model_error',
+        arguments: { modelClientOptions: { apiKey: '[redacted]' } },
+      });
+      expect(JSON.stringify(session.log())).not.toContain(apiKey);
       const error = await rejection(session.recording());
       expect(error.code).toBe('recording_not_enabled');
       expect(error.status).toBe(409);
-      expect(session.log().entries.map((entry) => entry.operation)).toEqual(['navigate']);
+      expect(session.log().entries.map((entry) => entry.operation)).toEqual(['navigate', 'act']);
     } finally {
       await session.end();
     }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../errors.js';
 import { ActionLog, type ActionLogEntry } from './log.js';
-import { SessionSecrets } from './secrets.js';
+import { SessionSecrets, withoutCredentials } from './secrets.js';
 import type { TraceOptions, TraceRecorder } from './trace.js';
 
 /** `true`: screenshots and DOM snapshots; each part defaults to on but video (docs/recording.md). */
@@ -43,7 +43,7 @@ export class SessionRecording {
     const entry = (outcome: Pick<ActionLogEntry, 'outcome' | 'errorCode'>): ActionLogEntry => ({
       actionId: step.actionId,
       operation: step.operation,
-      arguments: this.secrets.maskDeep(step.arguments) as Record<string, unknown>,
+      arguments: withoutCredentials(this.secrets.maskDeep(step.arguments)) as Record<string, unknown>,
       startedAt,
       endedAt: new Date().toISOString(),
       ...outcome,

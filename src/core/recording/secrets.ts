@@ -70,3 +70,19 @@ export class SessionSecrets {
 function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
+
+/** Argument keys whose values are credentials (a model's apiKey, an integration's headers): never logged. */
+const CREDENTIAL_KEYS = /^(api[-_]?key|authorization|x-api-key|x-svc-api-key|cookie|headers)$/i;
+
+/** A JSON-like value with the values of credential keys replaced by `[redacted]`. */
+export function withoutCredentials(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutCredentials);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [
+        key,
+        CREDENTIAL_KEYS.test(key) && item !== undefined ? '[redacted]' : withoutCredentials(item),
+      ]),
+    );
+  return value;
+}
