@@ -27,7 +27,7 @@ const ref = (actions: Array<{ ref?: string; description: string }>, pattern: Reg
   return found;
 };
 
-describe('recording over REST', () => {
+describe('recording over REST', { timeout: 150_000 }, () => {
   it("answers the trace zip and the log, with the actionIds the calls answered, no secret; key B gets 404 for key A's", async () => {
     const started = await api(server.url, 'POST', '/v1/sessions/start', { key: KEY_A, body: { record: true } });
     expect(started.status).toBe(200);
@@ -86,7 +86,7 @@ describe('recording over REST', () => {
   });
 });
 
-describe('recording over MCP', () => {
+describe('recording over MCP', { timeout: 150_000 }, () => {
   it('session_recording answers the log, and with trace the zip as an embedded resource whose step is the call _meta.actionId', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${KEY_A}` } },

@@ -50,7 +50,8 @@ async function signInAndBrowse(session: BrowserSession): Promise<Array<{ operati
   return steps;
 }
 
-describe('recording', () => {
+// Each test drives a whole sign-in in Chromium; a loaded machine needs more than the default minute.
+describe('recording', { timeout: 150_000 }, () => {
   it('records a sign-in with a %secret% and two pages: a valid trace zip, the steps in order by actionId, no secret in any file', async () => {
     const session = await lib.startSession({ record: true });
     try {
