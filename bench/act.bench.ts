@@ -7,7 +7,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { actResultText, type Action, type ObservedAction } from '../src/core/act/index.js';
+import type { Action, ObservedAction } from '../src/core/act/index.js';
+import { actResultText } from '../src/core/operations/act.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';

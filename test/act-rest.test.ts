@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ACT_BODY_BYTES } from '../src/http/schemas.js';
+import { MAX_ACT_INPUT_BYTES as MAX_ACT_BODY_BYTES } from '../src/core/act/index.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, readSse, startHttp, type TestHttp } from './http-fixture.js';
 

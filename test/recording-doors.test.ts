@@ -87,7 +87,7 @@ describe('recording over REST', { timeout: 150_000 }, () => {
 });
 
 describe('recording over MCP', { timeout: 150_000 }, () => {
-  it('session_recording answers the log, and with trace the zip as an embedded resource whose step is the call _meta.actionId', async () => {
+  it('session_recording answers the log, and with operation session_trace the zip as an embedded resource whose step is the call _meta.actionId', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${KEY_A}` } },
     });
@@ -98,16 +98,19 @@ describe('recording over MCP', { timeout: 150_000 }, () => {
       const sessionId = (started.structuredContent as { id: string }).id;
       const navigated = await client.callTool({ name: 'navigate', arguments: { sessionId, url: site.url('/recording/statements.html') } });
       const actionId = (navigated._meta as { actionId: string }).actionId;
-      const result = await client.callTool({ name: 'session_recording', arguments: { sessionId, trace: true } });
+      const log = await client.callTool({ name: 'session_recording', arguments: { sessionId } });
+      expect(log.isError).toBeFalsy();
+      const entries = (log.structuredContent as { entries: Array<{ actionId: string; operation: string }> }).entries;
+      expect(entries.map((entry) => [entry.operation, entry.actionId])).toEqual([['navigate', actionId]]);
+      const result = await client.callTool({ name: 'session_recording', arguments: { sessionId, operation: 'session_trace' } });
       expect(result.isError).toBeFalsy();
-      const structured = result.structuredContent as { entries: Array<{ actionId: string; operation: string }>; traceBytes: number };
-      expect(structured.entries.map((entry) => [entry.operation, entry.actionId])).toEqual([['navigate', actionId]]);
+      const structured = result.structuredContent as { bytes: number };
       const resource = (result.content as Array<{ type: string; resource?: { mimeType: string; blob: string } }>).find(
         (item) => item.type === 'resource',
       )!.resource!;
       expect(resource.mimeType).toBe('application/zip');
       const zip = Buffer.from(resource.blob, 'base64');
-      expect(zip.length).toBe(structured.traceBytes);
+      expect(zip.length).toBe(structured.bytes);
       expect(openTraceZip(zip).groups.map((group) => group.title)).toEqual([`navigate ${actionId}`]);
       await client.callTool({ name: 'session_end', arguments: { sessionId } });
     } finally {

@@ -1,16 +1,35 @@
 import { z } from 'zod';
 import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, type AgentResult } from '../core/agent/schema.js';
 import type { ServiceConfig } from '../core/config.js';
-import { Action, ActRequest, ObserveRequest, ScreenshotRequest, type ActResult, type ObserveResult } from '../core/act/index.js';
+import type { Action, ActRequest, ActResult, ObserveRequest, ObserveResult, ScreenshotRequest } from '../core/act/index.js';
+import type { NavigateRequest, NavigationResponse } from '../core/navigate.js';
 import type { ProgressEvent } from '../core/operation.js';
-import type { NavigateRequest, NavigateResponse, NavigationResponse } from '../core/navigate.js';
+import { outcomeMeta } from '../core/outcome.js';
+import { actOperation, observeOperation } from '../core/operations/act.js';
+import { findOperation, type BinaryResult, type OperationName, OPERATIONS } from '../core/operations/index.js';
+import { navigateOperation } from '../core/operations/navigate.js';
+import { sessionTrace } from '../core/operations/recording.js';
+import { screenshotOperation } from '../core/operations/screenshot.js';
+import { sessionEnd, sessionStart } from '../core/operations/sessions.js';
 import { BrowserService, type ActionLogPage, type StartSessionOptions } from '../core/service.js';
-import { RecordOption } from '../core/recording/index.js';
+import { ServiceError } from '../core/errors.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
 import type { PageEvent, SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
-import { LIBRARY_OWNER } from '../door.js';
-import { settle, type OperationRunOptions } from './result.js';
+import { interfaceEnvelope, LIBRARY_OWNER } from '../door.js';
+import { runOperation, type OperationRunOptions } from './result.js';
+
+type OperationOf<N extends OperationName> = Extract<(typeof OPERATIONS)[number], { name: N }>;
+/** The input of an operation as the library takes it: its fields, and sessionId for operations on a session. */
+export type OperationInput<N extends OperationName> = z.input<OperationOf<N>['input']> & { sessionId?: string };
+/** What an operation resolves to (a BinaryResult for operations answering bytes). */
+export type OperationResult<N extends OperationName> = Awaited<ReturnType<OperationOf<N>['run']>>['result'];
+
+/** The service interface's navigate answer: `{success, data: {result, actionId}}`. */
+export interface NavigateResponse {
+  success: true;
+  data: { result: NavigationResponse | null; actionId: string };
+}
 
 export type BrowserSessionsOptions = Partial<ServiceConfig>;
 
@@ -24,13 +43,23 @@ export class BrowserSessions {
 
   /** `startSession({record: true})` records a Playwright trace (docs/recording.md). */
   async startSession(options: StartSessionOptions = {}): Promise<BrowserSession> {
-    const record = parseInput(RecordOption.optional(), options.record, 'record');
-    const info = await this.service.startSession(LIBRARY_OWNER, { record });
-    return new BrowserSession(this.service, info);
+    const { result } = await runOperation({ service: this.service, operation: sessionStart, input: { ...options } });
+    return new BrowserSession(this.service, result as SessionInfo);
   }
 
   list(): SessionInfo[] {
     return this.service.listSessions(LIBRARY_OWNER);
+  }
+
+  /**
+   * Any operation of the table by name, its input checked by the same schema as over MCP and REST:
+   * `call('navigate', {sessionId, url})`. Resolves to the operation's result; `run.onOutcome` gets its metadata.
+   */
+  async call<N extends OperationName>(name: N, input: OperationInput<N>, run: OperationRunOptions = {}): Promise<OperationResult<N>> {
+    const operation = findOperation(name);
+    if (!operation) throw new ServiceError('invalid_argument', `Unknown operation "${String(name)}".`);
+    const { result } = await runOperation({ service: this.service, operation, input: input as Record<string, unknown>, run });
+    return result as OperationResult<N>;
   }
 
   /** Ends every session and closes the browser. */
@@ -57,16 +86,17 @@ export class BrowserSession {
 
   /** The library's one navigate shape, the interface's: `{success, data: {result, actionId}}`; result is null for same-document navigations. */
   navigate(url: string, options: Omit<NavigateRequest, 'url'> = {}, run: OperationRunOptions = {}): Promise<NavigateResponse> {
-    return libraryNavigate({ service: this.service, sessionId: this.id, req: { url, ...options }, run });
+    return libraryNavigate({ service: this.service, input: { ...options, url, sessionId: this.id }, run });
   }
 
-  end(): Promise<void> {
-    return this.service.endSession(LIBRARY_OWNER, this.id);
+  async end(): Promise<void> {
+    await runOperation({ service: this.service, operation: sessionEnd, input: { sessionId: this.id } });
   }
 
   /** The Playwright trace so far (a zip for `npx playwright show-trace`); `recording_not_enabled` unless started with record. */
-  recording(): Promise<Buffer> {
-    return this.service.recording(LIBRARY_OWNER, this.id);
+  async recording(): Promise<Buffer> {
+    const { result } = await runOperation({ service: this.service, operation: sessionTrace, input: { sessionId: this.id } });
+    return (result as BinaryResult).bytes;
   }
 
   /** The action log: each operation with its actionId, masked arguments, times, outcome, page events and URL. */
@@ -123,7 +153,8 @@ export class SessionAgent {
       { agentConfig: this.config, executeOptions },
       { signal: run.signal, progress: run.onProgress },
     );
-    return settle(outcome, run).result;
+    run.onOutcome?.(outcomeMeta(outcome));
+    return outcome.result;
   }
 }
 
@@ -135,7 +166,7 @@ export class SessionPage {
 
   /** Shorthand for `(await session.navigate(url, {options})).data.result`: the navigation response, or null. */
   async goto(url: string, options: NavigateRequest['options'] = {}, run: OperationRunOptions = {}): Promise<NavigationResponse | null> {
-    return (await libraryNavigate({ service: this.service, sessionId: this.sessionId, req: { url, options }, run })).data.result;
+    return (await libraryNavigate({ service: this.service, input: { url, options, sessionId: this.sessionId }, run })).data.result;
   }
 
   /** `extract()` -> {pageText}; `extract(instruction)` -> {extraction}; `extract({instruction, schema, ...})` -> the data, typed by a zod schema. */
@@ -144,7 +175,7 @@ export class SessionPage {
   extract<S extends ZodSchema>(options: LibraryExtractOptions<S> & { schema: S }, run?: ExtractRunOptions): Promise<Infer<S>>;
   extract(options: LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown>;
   extract(options?: string | LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown> {
-    return libraryExtract({ service: this.service, owner: LIBRARY_OWNER, sessionId: this.sessionId, options, run });
+    return libraryExtract({ service: this.service, sessionId: this.sessionId, options, run });
   }
 
   /**
@@ -153,43 +184,35 @@ export class SessionPage {
    */
   async act(request: string | Action | ActRequest, run: OperationRunOptions = {}): Promise<ActResult & { pageEvents: PageEvent[] }> {
     const given = typeof request === 'string' ? { instruction: request } : request && 'method' in request ? { action: request } : request;
-    const outcome = await this.service.act(LIBRARY_OWNER, this.sessionId, parseInput(ActRequest, given, 'act request'), {
-      signal: run.signal,
-    });
-    return { ...settle(outcome, run).result, pageEvents: outcome.pageEvents };
+    const outcome = await this.run(actOperation, given, run);
+    return { ...(outcome.result as ActResult), pageEvents: outcome.pageEvents };
   }
 
   /** `observe()`: every element one can act on, no model; `observe(instruction)` or `observe({instruction, selector, iframes, ...})`. */
   async observe(request: string | ObserveRequest = {}, run: OperationRunOptions = {}): Promise<ObserveResult> {
     const given = typeof request === 'string' ? { instruction: request } : request;
-    const outcome = await this.service.observe(LIBRARY_OWNER, this.sessionId, parseInput(ObserveRequest, given, 'observe request'), {
-      signal: run.signal,
-    });
-    return settle(outcome, run).result;
+    return (await this.run(observeOperation, given, run)).result as ObserveResult;
   }
 
   /** The image (PNG by default), within the size caps of SCREENSHOT_LIMITS. */
   async screenshot(request: ScreenshotRequest = {}, run: OperationRunOptions = {}): Promise<Buffer> {
-    const outcome = await this.service.screenshot(
-      LIBRARY_OWNER,
-      this.sessionId,
-      parseInput(ScreenshotRequest, request, 'screenshot options'),
-      {
-        signal: run.signal,
-      },
-    );
-    return settle(outcome, run).result.image;
+    return ((await this.run(screenshotOperation, request, run)).result as BinaryResult).bytes;
+  }
+
+  private run(operation: Parameters<typeof runOperation>[0]['operation'], given: unknown, run: OperationRunOptions) {
+    // Anything but an object is refused by the schema, with the same message as over MCP and REST.
+    const input = typeof given === 'object' && given !== null ? { ...given, sessionId: this.sessionId } : given;
+    return runOperation({ service: this.service, operation, input: input as Record<string, unknown>, run });
   }
 }
 
 interface NavigateCall {
   service: BrowserService;
-  sessionId: string;
-  req: NavigateRequest;
+  input: Record<string, unknown>;
   run: OperationRunOptions;
 }
 
-async function libraryNavigate({ service, sessionId, req, run }: NavigateCall): Promise<NavigateResponse> {
-  const { result, actionId } = settle(await service.navigate(LIBRARY_OWNER, sessionId, req, { signal: run.signal }), run);
-  return { success: true, data: { result, actionId } };
+async function libraryNavigate({ service, input, run }: NavigateCall): Promise<NavigateResponse> {
+  const { result, meta } = await runOperation({ service, operation: navigateOperation, input, run });
+  return interfaceEnvelope(result as NavigationResponse | null, meta!);
 }

@@ -43,19 +43,6 @@ export const NavigationResponse = z.object({
 });
 export type NavigationResponse = z.infer<typeof NavigationResponse>;
 
-export const NavigateResponse = z
-  .object({
-    success: z.boolean(),
-    data: z
-      .object({
-        result: NavigationResponse.nullable().describe('The navigation response, or null for same-document navigations and about:blank.'),
-        actionId: z.string().describe('Id of this operation, made by the door that ran it.'),
-      })
-      .strict(),
-  })
-  .strict();
-export type NavigateResponse = z.infer<typeof NavigateResponse>;
-
 export interface NavigatePolicy {
   allowFileUrls: boolean;
 }

@@ -29,27 +29,12 @@ import {
   type RecordOption,
   type StepInfo,
 } from './recording/index.js';
-import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
+import { SessionRegistry, type Session, type SessionInfo } from './sessions.js';
 import type { Usage } from './usage.js';
+import type { Outcome } from './outcome.js';
 import { watchSettle } from './snapshot/settle.js';
 
-/**
- * The plain result of an operation on a session, with its metadata: what the page did meanwhile (dialogs, popups,
- * crashes) and the model usage when a model was called. Doors shape it (envelope, actionId, structuredContent).
- */
-export interface Outcome<T> {
-  result: T;
-  /** The id of this operation: the door's (ctx.actionId) or one made here; the action log and the trace group name it. */
-  actionId: string;
-  pageEvents: PageEvent[];
-  /** Token usage of the operation's model calls; absent when none was made (or, for the agent, inside its result). */
-  usage?: Usage;
-}
-
-/** An extract outcome: `wrapped` tells the doors whose results must be objects to send `{value: result}`. */
-export interface ExtractionOutcome extends Outcome<unknown> {
-  wrapped: boolean;
-}
+export type { Outcome } from './outcome.js';
 
 /** One host as a readiness check shows it: nothing that could carry credentials or internal error text. */
 export interface HostReadiness {
@@ -78,7 +63,7 @@ interface StepCall<T> {
   id: string;
   ctx: OperationContext;
   step?: Omit<StepInfo, 'actionId'>;
-  work: (session: Session) => Promise<T>;
+  work: (session: Session) => Promise<Produced<T>>;
 }
 
 /** Whether this instance can take a new session now, and why: what GET /healthz answers load balancers. */
@@ -173,38 +158,45 @@ export class BrowserService {
 
   navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
     const step = { operation: 'navigate', arguments: req };
-    return this.step({ owner, id, ctx, step, work: (session) => navigate(session, req, this.config, ctx) });
+    return this.step({ owner, id, ctx, step, work: async (session) => ({ result: await navigate(session, req, this.config, ctx) }) });
   }
 
-  async extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<ExtractionOutcome> {
+  /** `wrapped` says the schema was not an object schema (the result is the bare value). */
+  extract(
+    owner: string,
+    id: string,
+    options: ExtractOptions,
+    ctx: OperationContext = {},
+  ): Promise<Outcome<unknown> & { wrapped: boolean }> {
     const step = { operation: 'extract', arguments: { ...options } };
-    const outcome = await this.step({ owner, id, ctx, step, work: (session) => extract(session, options, this.config, ctx) });
-    const { result, pageEvents, actionId } = outcome;
-    return { result: result.result, wrapped: result.wrapped, actionId, pageEvents, ...(result.usage ? { usage: result.usage } : {}) };
+    return this.step({ owner, id, ctx, step, work: (session) => extract(session, options, this.config, ctx) }) as Promise<
+      Outcome<unknown> & { wrapped: boolean }
+    >;
   }
 
   /** One action on the page, by ref or by instruction, and what it changed. */
-  async act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
+  act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
     const step = { operation: 'act', arguments: { ...req }, variables: req.variables };
-    return liftUsage(await this.step({ owner, id, ctx, step, work: (session) => act(session, req, this.config, ctx) }));
+    return this.step({ owner, id, ctx, step, work: async (session) => withoutUsage(await act(session, req, this.config, ctx)) });
   }
 
   /** The elements one can act on, each with the method that fits it; with an instruction, those a model picks. */
-  async observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
+  observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
     const step = { operation: 'observe', arguments: { ...req } };
-    return liftUsage(await this.step({ owner, id, ctx, step, work: (session) => observe(session, req, this.config, ctx) }));
+    return this.step({ owner, id, ctx, step, work: async (session) => withoutUsage(await observe(session, req, this.config, ctx)) });
   }
 
   screenshot(owner: string, id: string, req: ScreenshotRequest, ctx: OperationContext = {}): Promise<Outcome<Screenshot>> {
     const step = { operation: 'screenshot', arguments: { ...req } };
-    return this.step({ owner, id, ctx, step, work: (session) => screenshot(session, req) });
+    return this.step({ owner, id, ctx, step, work: async (session) => ({ result: await screenshot(session, req) }) });
   }
 
-  /** Runs the agent in the session's queue, so nothing else touches the page until it has finished. */
+  /** Runs the agent in the session's queue, so nothing else touches the page until it has finished; its usage stays in its result. */
   agentExecute(owner: string, id: string, req: AgentExecuteRequest, ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
     const step = { operation: 'agentExecute', arguments: { ...req }, variables: req.executeOptions.variables };
-    const work = (session: Session) =>
-      runAgent({ session, config: req.agentConfig ?? {}, options: req.executeOptions, deps: { config: this.config }, ctx });
+    const work = async (session: Session) => ({
+      result: await runAgent({ session, config: req.agentConfig ?? {}, options: req.executeOptions, deps: { config: this.config }, ctx }),
+    });
     return this.step({ owner, id, ctx, step, work });
   }
 
@@ -213,10 +205,18 @@ export class BrowserService {
    * this operation and any that surfaced after the previous one returned. They are also sent as progress.
    */
   operate<T>(owner: string, id: string, work: (session: Session) => Promise<T>, ctx: OperationContext = {}): Promise<Outcome<T>> {
+    return this.step({ owner, id, ctx, work: async (session) => ({ result: await work(session) }) });
+  }
+
+  /** `operate` for work that reports model usage or wrapping beside its result. */
+  produce<T>(owner: string, id: string, work: (session: Session) => Promise<Produced<T>>, ctx: OperationContext = {}): Promise<Outcome<T>> {
     return this.step({ owner, id, ctx, work });
   }
 
-  /** `operate`, named in the action log and the trace when `step` says what the operation is. */
+  /**
+   * `produce`, named in the action log and the trace when `step` says what the operation is. The one place an
+   * operation's actionId is made (unless the door gave one as ctx.actionId): every door answers this one.
+   */
   private step<T>({ owner, id, ctx, step, work }: StepCall<T>): Promise<Outcome<T>> {
     const actionId = ctx.actionId ?? newActionId();
     return this.sessions.run(id, owner, async (session) => {
@@ -225,10 +225,10 @@ export class BrowserService {
       const since = session.log.lastSeq;
       const page = { url: () => session.page.url(), events: () => session.log.since(since) };
       const run = () => work(session);
-      const result = await (step ? session.recording.step({ ...step, actionId }, page, run) : run());
+      const { result, usage, wrapped } = await (step ? session.recording.step({ ...step, actionId }, page, run) : run());
       const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
-      return { result, actionId, pageEvents };
+      return { result, actionId, pageEvents, ...(usage ? { usage } : {}), ...(wrapped !== undefined ? { wrapped } : {}) };
     });
   }
 
@@ -256,8 +256,14 @@ export class BrowserService {
   }
 }
 
-/** A result's model usage moves to the outcome, where every door reports it (as for extract). */
-function liftUsage<T extends { usage?: Usage }>(outcome: Outcome<T>): Outcome<Omit<T, 'usage'>> {
-  const { usage, ...result } = outcome.result;
-  return { result, actionId: outcome.actionId, pageEvents: outcome.pageEvents, ...(usage ? { usage } : {}) };
+/** What an operation's work produces: its result, and the model usage and wrapping the outcome reports. */
+export interface Produced<T> {
+  result: T;
+  usage?: Usage;
+  wrapped?: boolean;
+}
+
+/** A result that carries its model usage (act, observe) hands it to the outcome, where every door reports it. */
+function withoutUsage<T extends { usage?: Usage }>({ usage, ...result }: T): Produced<Omit<T, 'usage'>> {
+  return { result, ...(usage ? { usage } : {}) };
 }

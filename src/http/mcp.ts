@@ -9,7 +9,7 @@ import { createMcpServer } from '../mcp/server.js';
 import { readJsonBody } from './body.js';
 import { cancelOnDrop } from './mcp-cancel.js';
 import { MemoryEventStore } from './event-store.js';
-import { remoteTools } from './mcp-forward.js';
+import { remoteOperations } from './mcp-forward.js';
 import type { Peers } from './peers.js';
 
 interface McpSession {
@@ -153,7 +153,7 @@ export class McpEndpoint {
     const server = createMcpServer(this.service, {
       owner,
       stopping: this.stopping,
-      remote: this.peers ? remoteTools(this.peers) : undefined,
+      remote: this.peers ? remoteOperations(this.peers) : undefined,
     });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       // Tagged like browser session ids, so any instance behind a load balancer can send the MCP session's requests home.

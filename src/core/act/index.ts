@@ -5,4 +5,3 @@ export { performAction, ACTION_TIMEOUT_MS, type Performed, type PerformOptions }
 export { screenshot, imageSize, SCREENSHOT_LIMITS, type Screenshot } from './screenshot.js';
 export { DEFAULT_CHANGE_TOKENS, diffLines } from './page-change.js';
 export * from './schema.js';
-export { actResultText, observeResultText } from './text.js';

@@ -1,10 +1,8 @@
-import { z } from 'zod';
-import { ExtractOptions, ExtractResult } from '../../core/extract.js';
-import { extractionObject } from '../../door.js';
-import { operationOutput } from '../result.js';
-import { defineTool } from '../tool.js';
+import { ExtractOptions, ExtractResult } from '../extract.js';
+import { wrapResult } from '../extract-schema.js';
+import { defineOperation } from './define.js';
 
-export const extractTool = defineTool({
+export const extractOperation = defineOperation({
   name: 'extract',
   title: 'Read or extract data from the page',
   description:
@@ -18,20 +16,25 @@ export const extractTool = defineTool({
     'a non-object schema comes back as {value}. selector (XPath) limits the read to one part of the page; iframes: ' +
     "true includes frame content. modelName/modelClientOptions pick the model (default: the server's). " +
     'Token usage is in _meta.usage, the id of the call in _meta.actionId.',
-  input: ExtractOptions.extend({ sessionId: z.string().min(1).describe('Id from session_start.') }).strict(),
-  output: ExtractResult,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-  run: async ({ sessionId, ...options }, ctx) => {
-    const outcome = await ctx.service.extract(ctx.owner, sessionId, options, ctx);
-    return operationOutput(outcome, () => {
-      const structured = extractionObject(outcome);
-      return { structured, text: extractionText(structured) };
-    });
+  summary:
+    'Extract data from the page: {pageText} with no options, {extraction} for an instruction, or an object valid against a JSON Schema ({value} and wrapped: true for a non-object schema).',
+  input: ExtractOptions,
+  output: ExtractResult.describe(
+    '{pageText} with no options, {extraction} for an instruction alone, else an object valid against the schema.',
+  ),
+  kind: 'read',
+  streams: true,
+  rest: { method: 'POST', path: '/v1/sessions/{id}/extract', operationId: 'SessionExtract' },
+  text: extractionText,
+  run: async (input, { service, owner, sessionId, ctx }) => {
+    const outcome = await service.extract(owner, sessionId, input, ctx);
+    // Results are objects on every door; the library unwraps `{value}` again by `wrapped`.
+    return { ...outcome, result: wrapResult(outcome.result, outcome.wrapped) };
   },
 });
 
 /** The two text forms read best as plain text; structured results as JSON (undefined). */
-export function extractionText(structured: Record<string, unknown>): string | undefined {
+function extractionText(structured: Record<string, unknown>): string | undefined {
   const only = Object.keys(structured);
   if (only.length === 1 && typeof structured.pageText === 'string') return structured.pageText;
   if (only.length === 1 && typeof structured.extraction === 'string') return structured.extraction;
