@@ -46,12 +46,13 @@ export class SessionSecrets {
   }
 
   /** Masks every string of a JSON-like value (keys stay). */
-  maskDeep(value: unknown): unknown {
+  maskDeep(value: unknown, depth = 0): unknown {
     if (!this.labels.size) return value;
+    if (depth > MAX_LOGGED_DEPTH) return TOO_DEEP;
     if (typeof value === 'string') return this.mask(value);
-    if (Array.isArray(value)) return value.map((item) => this.maskDeep(item));
+    if (Array.isArray(value)) return value.map((item) => this.maskDeep(item, depth + 1));
     if (value && typeof value === 'object')
-      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.maskDeep(item)]));
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.maskDeep(item, depth + 1)]));
     return value;
   }
 
@@ -75,14 +76,22 @@ function escapeHtml(text: string): string {
 const CREDENTIAL_KEYS = /^(api[-_]?key|authorization|x-api-key|x-svc-api-key|cookie|headers)$/i;
 
 /** A JSON-like value with the values of credential keys replaced by `[redacted]`. */
-export function withoutCredentials(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutCredentials);
+export function withoutCredentials(value: unknown, depth = 0): unknown {
+  if (depth > MAX_LOGGED_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((item) => withoutCredentials(item, depth + 1));
   if (value && typeof value === 'object')
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => [
         key,
-        CREDENTIAL_KEYS.test(key) && item !== undefined ? '[redacted]' : withoutCredentials(item),
+        CREDENTIAL_KEYS.test(key) && item !== undefined ? '[redacted]' : withoutCredentials(item, depth + 1),
       ]),
     );
   return value;
 }
+
+/**
+ * Logged arguments are cut below this depth (`"[nested too deep]"`): a call refused for its nesting (a JSON schema
+ * thousands of levels deep) is still logged, with its own error, rather than overflowing the stack.
+ */
+const MAX_LOGGED_DEPTH = 100;
+const TOO_DEEP = '[nested too deep]';
