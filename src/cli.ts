@@ -98,6 +98,12 @@ const program = new Command()
   .option('--max-mcp-sessions <n>', 'most MCP sessions open at /mcp at once (default 1000)', positiveInt)
   .option('--max-mcp-sessions-per-key <n>', 'most MCP sessions one API key may hold at /mcp (default 100)', positiveInt)
   .option('--mcp-session-idle-timeout <ms>', 'close an MCP session at /mcp after this long unused (default 300000)', positiveInt)
+  .option(
+    '--recording-retention <ms>',
+    "keep an ended session's recording and action log this long (default 0: gone at the end)",
+    positiveInt,
+    0,
+  )
   .option('--allow-file-urls', 'allow file:, data: and javascript: URLs in navigate', false)
   .addOption(
     new Option(
@@ -146,6 +152,7 @@ interface CliOptions {
   browserArg: string[];
   maxSessions: number;
   maxSessionsPerKey?: number;
+  recordingRetention: number;
   sessionIdleTimeout: number;
   maxMcpSessions?: number;
   maxMcpSessionsPerKey?: number;
@@ -272,6 +279,7 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
     maxSessions: opts.maxSessions,
     maxSessionsPerKey: opts.maxSessionsPerKey,
     sessionIdleTimeoutMs: opts.sessionIdleTimeout,
+    recordingRetentionMs: opts.recordingRetention,
     allowFileUrls: opts.allowFileUrls,
     egressPolicy: opts.egressPolicy,
     egressAllow: opts.egressAllow,

@@ -29,6 +29,11 @@ export function interfaceEnvelope<T>(
 
 /** The REST body of an operation: `{success, data: {result, actionId, usage?, pageEvents, wrapped?}}`, or its plain forms. */
 export function restResponseSchema(operation: AnyOperation): z.ZodType {
+  const bytes = operation.binary
+    ? { contentBase64: z.string().describe('The bytes, base64 (the JSON form of a binary answer).'), mediaType: z.string() }
+    : {};
+  if (operation.answer === 'plain' && operation.binary)
+    return z.object({ success: z.literal(true), data: z.object({ result: operation.output, ...bytes }).strict() }).strict();
   switch (operation.answer ?? 'outcome') {
     case 'body':
       return operation.output;
@@ -43,9 +48,6 @@ export function restResponseSchema(operation: AnyOperation): z.ZodType {
       return z.object({ success: z.literal(true), data }).strict();
     }
     default: {
-      const bytes = operation.binary
-        ? { contentBase64: z.string().describe('The bytes, base64 (the JSON form of a binary answer).'), mediaType: z.string() }
-        : {};
       const data = OutcomeMetaSchema.extend({ result: operation.output, ...bytes }).strict();
       return z.object({ success: z.literal(true), data }).strict();
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, List, Mapping, Optional, Sequence, Set
+from typing import Any, List, Mapping, Optional, Sequence, Set, Union
 from urllib.parse import quote
 
 from ._transport import Transport, compact as _compact
@@ -83,6 +83,7 @@ class Sessions:
         block_resources: Optional[Sequence[str]] = None,
         block_urls: Optional[Sequence[str]] = None,
         timeout_ms: Optional[int] = None,
+        record: Union[bool, Mapping[str, bool], None] = None,
         **options: Any,
     ) -> Session:
         """Starts an isolated browser session at about:blank. Use it as a context manager to end it.
@@ -91,7 +92,8 @@ class Sessions:
         ``device="Pixel 7"``, ``locale``, ``timezone_id``, ``geolocation={"latitude": .., "longitude": ..}``,
         ``color_scheme``, ``reduced_motion``, ``user_agent``, ``extra_http_headers``, ``java_script_enabled``,
         ``proxy={"server": "http://host:port", "username": .., "password": ..}``, ``block_resources=["image"]``,
-        ``block_urls``, ``timeout_ms``. Other keyword arguments are sent as they are (the server's own names).
+        ``block_urls``, ``timeout_ms``; ``record=True`` (or ``{"screenshots": .., "snapshots": .., "video": ..}``)
+        records a Playwright trace, read with ``session.recording()`` (docs/recording.md). Other keyword arguments are sent as they are (the server's own names).
         """
         body = _compact(
             {
@@ -109,6 +111,7 @@ class Sessions:
                 "blockResources": list(block_resources) if block_resources is not None else None,
                 "blockUrls": list(block_urls) if block_urls is not None else None,
                 "timeoutMs": timeout_ms,
+                "record": (record if isinstance(record, bool) else dict(record)) if record is not None else None,
                 **options,
             }
         )

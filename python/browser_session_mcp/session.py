@@ -104,6 +104,17 @@ class Session:
         ``takeover=True`` holds the page for them now: operations wait until they press Done (docs/live-view.md)."""
         body = _compact({"interactive": interactive, "expiresInMs": expires_in_ms, "takeover": takeover or None})
         return LiveView.from_json(self._transport.request("POST", self._path("liveView"), body)["data"])
+    def recording(self) -> bytes:
+        """The session's Playwright trace so far as zip bytes (``npx playwright show-trace``), secrets scrubbed. Raises
+        ``ServiceError`` ``recording_not_enabled`` (409) for a session started without ``record``."""
+        raw, _ = self._transport.request_bytes(self._path("recording"), {}, "application/zip")
+        return raw
+
+    def log(self) -> Dict[str, Any]:
+        """The action log as the server sends it: ``{"entries": [...], "dropped": n}``, each entry with ``actionId``,
+        ``operation``, ``arguments`` (secrets masked), ``startedAt``, ``endedAt``, ``outcome``, ``errorCode``,
+        ``pageEvents`` and ``url``; the last 1,000 operations."""
+        return self._transport.request("GET", self._path("log"))["data"]
 
     def end(self) -> None:
         """Ends the session and frees its browser context. Ending it again does nothing."""

@@ -10,9 +10,10 @@ import { outcomeMeta } from '../core/outcome.js';
 import { actOperation, observeOperation } from '../core/operations/act.js';
 import { findOperation, type BinaryResult, type OperationName, OPERATIONS } from '../core/operations/index.js';
 import { navigateOperation } from '../core/operations/navigate.js';
+import { sessionTrace } from '../core/operations/recording.js';
 import { screenshotOperation } from '../core/operations/screenshot.js';
 import { sessionEnd, sessionStart } from '../core/operations/sessions.js';
-import { BrowserService } from '../core/service.js';
+import { BrowserService, type ActionLogPage, type StartSessionOptions } from '../core/service.js';
 import { ServiceError } from '../core/errors.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
 import { SessionOptions, type PageEvent, type SessionInfo } from '../core/sessions.js';
@@ -35,7 +36,7 @@ export interface NavigateResponse {
 /** The service's configuration, or `service`: a BrowserService to share (e.g. with an HTTP door in the same process). */
 export type BrowserSessionsOptions = Partial<ServiceConfig> & { service?: BrowserService };
 /** The options of session_start (viewport, device, locale, proxy, blockResources, timeoutMs...). */
-export type SessionStartOptions = z.input<typeof SessionOptions>;
+export type SessionStartOptions = z.input<typeof sessionStart.input>;
 
 /** The TypeScript library: the same core as the MCP and REST doors, in-process. */
 export class BrowserSessions {
@@ -48,7 +49,7 @@ export class BrowserSessions {
     serveLiveOnDemand(this.service);
   }
 
-  /** Starts a session; `options` as session_start takes them (docs/sessions.md), validated the same way. */
+  /** Starts a session; `options` as session_start takes them (docs/sessions.md; `record: true` records a trace, docs/recording.md), validated the same way. */
   async startSession(options: SessionStartOptions = {}): Promise<BrowserSession> {
     const { result } = await runOperation({ service: this.service, operation: sessionStart, input: options });
     return new BrowserSession(this.service, result as SessionInfo);
@@ -103,6 +104,17 @@ export class BrowserSession {
   /** A link to watch the session live (and, interactive by default, click and type in it); see docs/live-view.md. */
   liveView(request: LiveViewRequest = {}): Promise<LiveViewResult> {
     return this.service.liveView(LIBRARY_OWNER, this.id, parseInput(LiveViewRequest, request, 'liveView options'));
+  }
+
+  /** The Playwright trace so far (a zip for `npx playwright show-trace`); `recording_not_enabled` unless started with record. */
+  async recording(): Promise<Buffer> {
+    const { result } = await runOperation({ service: this.service, operation: sessionTrace, input: { sessionId: this.id } });
+    return (result as BinaryResult).bytes;
+  }
+
+  /** The action log: each operation with its actionId, masked arguments, times, outcome, page events and URL. */
+  log(): ActionLogPage {
+    return this.service.actionLog(LIBRARY_OWNER, this.id);
   }
 
   /** An agent on this session (2.6); besides the wire form, `tools` with zod schemas and connected MCP `Client`s are allowed. */
@@ -215,5 +227,5 @@ interface NavigateCall {
 
 async function libraryNavigate({ service, input, run }: NavigateCall): Promise<NavigateResponse> {
   const { result, meta } = await runOperation({ service, operation: navigateOperation, input, run });
-  return interfaceEnvelope(result as NavigationResponse | null, meta);
+  return interfaceEnvelope(result as NavigationResponse | null, meta!);
 }

@@ -1,6 +1,6 @@
 import { callInput, type AnyOperation } from '../core/operations/index.js';
 import type { ProgressEvent } from '../core/operation.js';
-import { outcomeMeta, type Outcome, type OutcomeMeta } from '../core/outcome.js';
+import { outcomeMeta, type OperationOutcome, type OutcomeMeta } from '../core/outcome.js';
 import type { BrowserService } from '../core/service.js';
 import { parseInput } from '../core/validation.js';
 import { LIBRARY_OWNER } from '../door.js';
@@ -27,14 +27,14 @@ export interface LibraryCall {
 
 /**
  * The library door's one way to run an operation: the input validated by the schema of the table, the metadata
- * reported to `onOutcome` with a fresh actionId, the outcome returned with it.
+ * reported to `onOutcome` with the core's actionId (when the operation has one), the outcome returned with it.
  */
 export async function runOperation({
   service,
   operation,
   input,
   run = {},
-}: LibraryCall): Promise<Outcome<unknown> & { meta: OutcomeMeta }> {
+}: LibraryCall): Promise<OperationOutcome<unknown> & { meta?: OutcomeMeta }> {
   const { sessionId, ...rest } = parseInput(callInput(operation), input, `${operation.name} input`) as Record<string, unknown>;
   const outcome = await operation.run(rest, {
     service,
@@ -42,6 +42,8 @@ export async function runOperation({
     sessionId: typeof sessionId === 'string' ? sessionId : '',
     ctx: { signal: run.signal, progress: run.onProgress },
   });
+  // Operations that run nothing on the page (session management, the log, the trace) have no actionId to report.
+  if (!outcome.actionId) return outcome;
   const meta = outcomeMeta(outcome);
   run.onOutcome?.(meta);
   return { ...outcome, meta };

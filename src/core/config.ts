@@ -43,6 +43,8 @@ export interface ServiceConfig {
   /** Environment the model keys are read from; defaults to process.env. */
   env: Record<string, string | undefined>;
   logger: Logger;
+  /** How long an ended session's recording and action log stay readable (ms); 0 (default): gone at the end. */
+  recordingRetentionMs?: number;
   /** This server instance among several; session ids start with it (`<instanceId>.<random>`) so peers can route them. */
   instanceId?: string;
   /** Live views (docs/live-view.md): link secret, the base URL behind a proxy, how long a person may hold a page. */

@@ -1,4 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { ModelFallback } from './llm/types.js';
+
+/** The id of one operation (navigate, extract, agentExecute, ...): the door's, or made by the core when it gave none. */
+export function newActionId(): string {
+  return randomUUID();
+}
 
 /** What every core operation may receive from the door that called it. */
 export interface OperationContext {
@@ -8,6 +14,8 @@ export interface OperationContext {
   progress?: (event: ProgressEvent) => void;
   /** Used instead of model_not_configured when the server has no key for the chosen model (MCP sampling). */
   modelFallback?: ModelFallback;
+  /** The id the door answers this call with; the action log and the trace name the step with it. Made here when unset. */
+  actionId?: string;
   /**
    * Puts a person in front of the live view when the agent calls ask_human (MCP URL elicitation, an SSE event); the
    * agent then waits for Done. Absent: the agent stops and returns the link in its result.

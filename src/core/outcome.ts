@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { PageEventSchema, type PageEvent } from './sessions.js';
 import { Usage } from './usage.js';
@@ -9,12 +8,20 @@ import { Usage } from './usage.js';
  */
 export interface Outcome<T> {
   result: T;
+  /** The id of this operation, made once by the core (BrowserService) unless the door gave one as ctx.actionId; the action log and the trace group name it. */
+  actionId: string;
   pageEvents: PageEvent[];
   /** Token usage of the operation's model calls; absent when none was made (or, for the agent, inside its result). */
   usage?: Usage;
   /** Set by operations whose result may be wrapped (extract): true when `result` is `{value: <the data>}`. */
   wrapped?: boolean;
 }
+
+/**
+ * What an operation of the table answers: a core outcome, or for operations that run nothing on the page (session
+ * management, the log, the trace: `answer: 'plain'`) the same without an actionId.
+ */
+export type OperationOutcome<T> = Omit<Outcome<T>, 'actionId'> & { actionId?: string };
 
 /** What every door carries beside the result, in one shape: MCP `_meta`, REST `data.*`, the library's `onOutcome`. */
 export interface OutcomeMeta {
@@ -25,19 +32,15 @@ export interface OutcomeMeta {
 }
 
 export const OutcomeMetaSchema = z.object({
-  actionId: z.string().describe('Id of this operation, made by the door that answered it.'),
+  actionId: z.string().describe('Id of this operation; the action log and the trace name it.'),
   usage: Usage.optional().describe('Absent when no model was called.'),
   pageEvents: z.array(PageEventSchema).describe('What the page did meanwhile (dialogs, popups, downloads, crashes, blocked requests).'),
   wrapped: z.boolean().optional().describe('extract: true when the schema was not an object schema and the data is in result.value.'),
 });
 
-/** The id of one operation, made once per call by the door that answers it. */
-export function newActionId(): string {
-  return randomUUID();
-}
-
-/** The metadata of an outcome with a fresh actionId. */
-export function outcomeMeta(outcome: Outcome<unknown>, actionId: string = newActionId()): OutcomeMeta {
+/** The metadata of an outcome: its actionId (or a peer's, when the call was forwarded), usage, page events, wrapping. */
+export function outcomeMeta(outcome: OperationOutcome<unknown>, actionId: string | undefined = outcome.actionId): OutcomeMeta {
+  if (!actionId) throw new Error('An operation answered with metadata has no actionId (only the core makes them).');
   return {
     actionId,
     ...(outcome.usage ? { usage: outcome.usage } : {}),

@@ -19,8 +19,17 @@ import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
 import { throwIfAborted } from './errors.js';
 import { extract, type ExtractOptions } from './extract.js';
 import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
-import type { OperationContext } from './operation.js';
+import { newActionId, type OperationContext } from './operation.js';
 import { LiveViews, type LiveViewRequest, type LiveViewResult } from './live/index.js';
+import {
+  RetainedRecordings,
+  TraceRecorder,
+  notRecorded,
+  traceOptions,
+  type ActionLogEntry,
+  type RecordOption,
+  type StepInfo,
+} from './recording/index.js';
 import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
 import type { Usage } from './usage.js';
 import type { Outcome } from './outcome.js';
@@ -35,6 +44,28 @@ export interface HostReadiness {
   sessions: number;
   capacityLeft: number | null;
   accepting: boolean;
+}
+
+/** What session_start may ask for. */
+/** What session_start may ask for: the session options, and a recording (docs/recording.md). */
+export type StartSessionOptions = SessionOptions & {
+  /** Record a Playwright trace of the session (docs/recording.md). */
+  record?: RecordOption;
+};
+
+/** A session's action log: the kept entries, oldest first, and how many older ones were dropped. */
+export interface ActionLogPage {
+  entries: ActionLogEntry[];
+  dropped: number;
+}
+
+/** One operation run by `step`: who asks, on which session, what it is for the log, and the work. */
+interface StepCall<T> {
+  owner: string;
+  id: string;
+  ctx: OperationContext;
+  step?: Omit<StepInfo, 'actionId'>;
+  work: (session: Session) => Promise<Produced<T>>;
 }
 
 /** Whether this instance can take a new session now, and why: what GET /healthz answers load balancers. */
@@ -58,6 +89,8 @@ export class BrowserService {
   readonly egress: Egress;
   /** Live views and persons holding pages (docs/live-view.md). */
   readonly live: LiveViews;
+  /** Recordings and action logs of ended sessions, kept for --recording-retention. */
+  readonly retained: RetainedRecordings;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -83,12 +116,40 @@ export class BrowserService {
     // The page text's settle policy needs each page's network and DOM activity from its first navigation.
     this.sessions.watchPages(watchSettle);
     this.live = new LiveViews(this.sessions, { logger, ...this.config.liveView });
+    this.retained = new RetainedRecordings(this.config.recordingRetentionMs ?? 0, logger);
   }
 
-  /** Starts a session; `options` must already be valid against SessionOptions (each door parses them). */
-  async startSession(owner: string, options: SessionOptions = {}): Promise<SessionInfo> {
-    const session = await this.sessions.start(owner, options);
+  /** Starts a session; `options` must already be valid against session_start's input (each door parses them). */
+  async startSession(owner: string, options: StartSessionOptions = {}): Promise<SessionInfo> {
+    const { record, ...sessionOptions } = options;
+    const session = await this.sessions.start(owner, sessionOptions);
+    session.onClose(() => this.retained.sessionEnding(session.id, owner, session.recording));
+    const trace = traceOptions(record);
+    if (trace) {
+      try {
+        session.recording.trace = await TraceRecorder.start(session.context, trace, 'browser-session-mcp');
+      } catch (err) {
+        await this.sessions.end(session.id, owner).catch(() => undefined);
+        throw err;
+      }
+    }
     return session.info(this.sessions.idleTimeoutMs);
+  }
+
+  /** The session's Playwright trace so far as a zip, secrets scrubbed; kept after the end for --recording-retention. */
+  async recording(owner: string, id: string): Promise<Buffer> {
+    const ended = this.retained.get(id, owner);
+    if (ended) {
+      if (!ended.trace) throw notRecorded();
+      return ended.traceZip();
+    }
+    // In the session's queue: the chunk is cut between operations, never inside one.
+    return this.sessions.run(id, owner, (session) => session.recording.traceZip());
+  }
+
+  /** The session's action log (every session keeps one; the last 1,000 operations). */
+  actionLog(owner: string, id: string): ActionLogPage {
+    return this.retained.log(id, owner) ?? this.sessions.get(id, owner).recording.log.list();
   }
 
   getSession(owner: string, id: string): SessionInfo {
@@ -109,7 +170,8 @@ export class BrowserService {
   }
 
   navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
-    return this.operate(owner, id, (session) => navigate(session, req, this.config, ctx), ctx);
+    const step = { operation: 'navigate', arguments: req };
+    return this.step({ owner, id, ctx, step, work: async (session) => ({ result: await navigate(session, req, this.config, ctx) }) });
   }
 
   /** `wrapped` says the schema was not an object schema (the result is the bare value). */
@@ -119,40 +181,42 @@ export class BrowserService {
     options: ExtractOptions,
     ctx: OperationContext = {},
   ): Promise<Outcome<unknown> & { wrapped: boolean }> {
-    return this.produce(owner, id, (session) => extract(session, options, this.config, ctx), ctx) as Promise<
+    const step = { operation: 'extract', arguments: { ...options } };
+    return this.step({ owner, id, ctx, step, work: (session) => extract(session, options, this.config, ctx) }) as Promise<
       Outcome<unknown> & { wrapped: boolean }
     >;
   }
 
   /** One action on the page, by ref or by instruction, and what it changed. */
   act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
-    return this.produce(owner, id, async (session) => withoutUsage(await act(session, req, this.config, ctx)), ctx);
+    const step = { operation: 'act', arguments: { ...req }, variables: req.variables };
+    return this.step({ owner, id, ctx, step, work: async (session) => withoutUsage(await act(session, req, this.config, ctx)) });
   }
 
   /** The elements one can act on, each with the method that fits it; with an instruction, those a model picks. */
   observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
-    return this.produce(owner, id, async (session) => withoutUsage(await observe(session, req, this.config, ctx)), ctx);
+    const step = { operation: 'observe', arguments: { ...req } };
+    return this.step({ owner, id, ctx, step, work: async (session) => withoutUsage(await observe(session, req, this.config, ctx)) });
   }
 
   screenshot(owner: string, id: string, req: ScreenshotRequest, ctx: OperationContext = {}): Promise<Outcome<Screenshot>> {
-    return this.operate(owner, id, (session) => screenshot(session, req), ctx);
+    const step = { operation: 'screenshot', arguments: { ...req } };
+    return this.step({ owner, id, ctx, step, work: async (session) => ({ result: await screenshot(session, req) }) });
   }
 
   /** Runs the agent in the session's queue, so nothing else touches the page until it has finished; its usage stays in its result. */
   agentExecute(owner: string, id: string, req: AgentExecuteRequest, ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
-    return this.operate(
-      owner,
-      id,
-      (session) =>
-        runAgent({
-          session,
-          config: req.agentConfig ?? {},
-          options: req.executeOptions,
-          deps: { config: this.config, live: this.live },
-          ctx,
-        }),
-      ctx,
-    );
+    const step = { operation: 'agentExecute', arguments: { ...req }, variables: req.executeOptions.variables };
+    const work = async (session: Session) => ({
+      result: await runAgent({
+        session,
+        config: req.agentConfig ?? {},
+        options: req.executeOptions,
+        deps: { config: this.config, live: this.live },
+        ctx,
+      }),
+    });
+    return this.step({ owner, id, ctx, step, work });
   }
 
   /**
@@ -160,23 +224,30 @@ export class BrowserService {
    * this operation and any that surfaced after the previous one returned. They are also sent as progress.
    */
   operate<T>(owner: string, id: string, work: (session: Session) => Promise<T>, ctx: OperationContext = {}): Promise<Outcome<T>> {
-    return this.produce(owner, id, async (session) => ({ result: await work(session) }), ctx);
+    return this.step({ owner, id, ctx, work: async (session) => ({ result: await work(session) }) });
   }
 
   /** `operate` for work that reports model usage or wrapping beside its result. */
-  async produce<T>(
-    owner: string,
-    id: string,
-    work: (session: Session) => Promise<Produced<T>>,
-    ctx: OperationContext = {},
-  ): Promise<Outcome<T>> {
+  produce<T>(owner: string, id: string, work: (session: Session) => Promise<Produced<T>>, ctx: OperationContext = {}): Promise<Outcome<T>> {
+    return this.step({ owner, id, ctx, work });
+  }
+
+  /**
+   * `produce`, named in the action log and the trace when `step` says what the operation is. The one place an
+   * operation's actionId is made (unless the door gave one as ctx.actionId): every door answers this one.
+   */
+  private step<T>({ owner, id, ctx, step, work }: StepCall<T>): Promise<Outcome<T>> {
+    const actionId = ctx.actionId ?? newActionId();
     return this.sessions.run(id, owner, async (session) => {
       // A client that went away while this waited in the queue gets nothing from running it.
       throwIfAborted(ctx.signal);
-      const { result, usage, wrapped } = await work(session);
+      const since = session.log.lastSeq;
+      const page = { url: () => session.page.url(), events: () => session.log.since(since) };
+      const run = () => work(session);
+      const { result, usage, wrapped } = await (step ? session.recording.step({ ...step, actionId }, page, run) : run());
       const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
-      return { result, pageEvents, ...(usage ? { usage } : {}), ...(wrapped !== undefined ? { wrapped } : {}) };
+      return { result, actionId, pageEvents, ...(usage ? { usage } : {}), ...(wrapped !== undefined ? { wrapped } : {}) };
     });
   }
 
@@ -199,6 +270,7 @@ export class BrowserService {
   async close(): Promise<void> {
     await this.live.close();
     await this.sessions.closeAll();
+    await this.retained.close();
     await this.browser.close();
     await this.egress.close();
   }

@@ -44,8 +44,8 @@ function fromRestBody(operation: AnyOperation, json: unknown): RemoteAnswer {
   const answer = operation.answer ?? 'outcome';
   if (answer === 'body') return { outcome: { result: json, pageEvents: [] } };
   const data = (json as { data?: Record<string, unknown> }).data ?? {};
-  if (answer === 'plain') return { outcome: { result: data, pageEvents: [] } };
   const { result, actionId, usage, pageEvents, wrapped, contentBase64, mediaType } = data as Partial<Record<string, never>>;
+  if (answer === 'plain' && !operation.binary) return { outcome: { result: data, pageEvents: [] } };
   const binary: BinaryResult | undefined = operation.binary
     ? { info: result ?? {}, bytes: Buffer.from(String(contentBase64 ?? ''), 'base64'), mediaType: String(mediaType) }
     : undefined;

@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ServiceError } from '../core/errors.js';
 import type { AnyOperation, BinaryResult } from '../core/operations/index.js';
-import { outcomeMeta, type Outcome } from '../core/outcome.js';
+import { outcomeMeta, type OperationOutcome } from '../core/outcome.js';
 import { interfaceEnvelope } from '../door.js';
 
 /**
@@ -11,7 +11,7 @@ import { interfaceEnvelope } from '../door.js';
  */
 export function operationResult(
   operation: AnyOperation,
-  outcome: Outcome<unknown>,
+  outcome: OperationOutcome<unknown>,
   extra: { notes?: string[]; actionId?: string } = {},
 ): CallToolResult {
   const answer = operation.answer ?? 'outcome';

@@ -5,7 +5,7 @@ import { checkUrl, navigate, type NavigatePolicy } from '../navigate.js';
 import { sleep } from '../operation.js';
 import type { Session } from '../sessions.js';
 import { resolveRef } from '../snapshot/index.js';
-import { refTarget } from '../snapshot/refs.js';
+import { isPasswordRef, refTarget } from '../snapshot/refs.js';
 import { Variables } from '../variables.js';
 import { actionError } from './errors.js';
 import { ELEMENT_METHODS, MAX_UPLOAD_BYTES, METHOD_ARGUMENTS, PAGE_METHODS, type Action, type ActMethod } from './schema.js';
@@ -99,6 +99,11 @@ function describeRef(session: Session, ref: string): string {
 
 const str = (value: unknown) => JSON.stringify(value);
 
+/** A value typed into a password field is a secret of the session from now on: the log and the trace mask it. */
+async function maskIfPassword(s: Step, value: string): Promise<void> {
+  if (value && s.ref && (await isPasswordRef(s.session, s.ref))) s.session.recording.secrets.addPassword(value);
+}
+
 const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   click: async (s) => {
     await (await s.element()).click({ timeout: s.timeout, ...(s.args as object) });
@@ -111,10 +116,12 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     return `Double-clicked ${s.target}.`;
   },
   fill: async (s) => {
+    await maskIfPassword(s, s.args.value as string);
     await (await s.element()).fill(s.args.value as string, { timeout: s.timeout });
     return `Filled ${s.target} with ${str(s.shown.value)}.`;
   },
   type: async (s) => {
+    await maskIfPassword(s, s.args.text as string);
     await (await s.element()).pressSequentially(s.args.text as string, { timeout: s.timeout });
     return `Typed ${str(s.shown.text)} into ${s.target}.`;
   },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { OperationContext } from '../operation.js';
-import type { Outcome } from '../outcome.js';
+import type { OperationOutcome } from '../outcome.js';
 import type { BrowserService } from '../service.js';
 
 /**
@@ -98,7 +98,7 @@ export interface OperationDefinition<
   example?: Record<string, unknown>;
   /** Text content for clients that do not read structuredContent; default the JSON of the result. */
   text?(result: z.infer<O>): string | undefined;
-  run(input: z.infer<I>, call: OperationCall): Promise<Outcome<R>>;
+  run(input: z.infer<I>, call: OperationCall): Promise<OperationOutcome<R>>;
 }
 
 export type AnyOperation = OperationDefinition<z.ZodObject, z.ZodType, unknown>;
@@ -161,12 +161,12 @@ export interface RemoteCall {
   headers?: Record<string, string | string[] | undefined>;
   signal: AbortSignal;
   /** Runs the call here; lists that span the instances (`spansPeers`) call it too. */
-  local(): Promise<Outcome<unknown>>;
+  local(): Promise<OperationOutcome<unknown>>;
 }
 
 /** A remote answer: the outcome, the id the other instance gave it, and peers that did not answer a spanning list. */
 export interface RemoteAnswer {
-  outcome: Outcome<unknown>;
+  outcome: OperationOutcome<unknown>;
   actionId?: string;
   unavailable?: string[];
 }

@@ -4,6 +4,7 @@ import type { AnyOperation } from './define.js';
 import { extractOperation } from './extract.js';
 import { liveViewOperation } from './live-view.js';
 import { navigateOperation } from './navigate.js';
+import { sessionLog, sessionTrace } from './recording.js';
 import { screenshotOperation } from './screenshot.js';
 import { sessionEnd, sessionGet, sessionList, sessionStart } from './sessions.js';
 
@@ -22,6 +23,8 @@ export const OPERATIONS = [
   sessionEnd,
   sessionList,
   sessionGet,
+  sessionLog,
+  sessionTrace,
   agentExecuteOperation,
   liveViewOperation,
 ] as const;

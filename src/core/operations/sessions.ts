@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RecordOption } from '../recording/index.js';
 import { SessionInfoSchema, SessionOptions } from '../sessions.js';
 import { defineOperation } from './define.js';
 
@@ -10,7 +11,7 @@ export const sessionStart = defineOperation({
   description:
     'Start an isolated browser session (its own cookies, storage and page, starting at about:blank). Returns its id; pass that id as sessionId to every other tool. End it with session_end when done; idle sessions expire on their own.',
   summary: 'Start an isolated browser session (its own cookies, storage and page, at about:blank).',
-  input: SessionOptions,
+  input: SessionOptions.extend({ record: RecordOption.optional() }).strict(),
   output: SessionInfoSchema,
   kind: 'action',
   session: false,

@@ -5,6 +5,7 @@ import { ServiceError } from '../errors.js';
 import type { HostConnection } from '../hosts/host.js';
 import { withTimeout } from '../operation.js';
 import type { RequestBlocker } from './blocking.js';
+import { SessionRecording } from '../recording/recording.js';
 import { EventLog, PageEventSchema, type PageEvent } from './events.js';
 import { FrameRegistry } from './frames.js';
 import type { PageWatcher, WatchedPage } from './page.js';
@@ -80,7 +81,10 @@ export class Session {
   /** Per-feature state that outlives a page (a page's own state is on `watched.state`). */
   readonly state = new FeatureState();
   readonly pages: SessionPages;
+  /** The action log, the secrets it masks, and the trace when the session is recorded. */
+  readonly recording = new SessionRecording();
   private readonly queue = new OperationQueue();
+  private readonly closeHooks: Array<() => Promise<void>> = [];
   private readonly logger: Logger;
 
   /** The session_start options in force (shown redacted in SessionInfo). */
@@ -208,9 +212,18 @@ export class Session {
     };
   }
 
+  /** Runs `hook` as the session ends, before its context closes (the recording saves its last chunk). */
+  onClose(hook: () => Promise<void>): void {
+    this.closeHooks.push(hook);
+  }
+
   async close(reason: string): Promise<void> {
     if (this.closedReason) return;
     this.closedReason = reason;
+    for (const hook of this.closeHooks)
+      await withTimeout(hook(), CLOSE_TIMEOUT_MS, () => new Error('close hook timed out')).catch((err) =>
+        this.logger.warn({ err, session: this.id }, 'a close hook failed'),
+      );
     await withTimeout(this.context.close(), CLOSE_TIMEOUT_MS, () => new Error('context close timed out')).catch((err) =>
       this.logger.warn({ err, session: this.id }, 'closing the browser context failed'),
     );

@@ -118,6 +118,26 @@ function findTarget(session: Session, ref: string): RefTarget | undefined {
   return dash > 0 && ref.slice(0, dash) === main ? refs.get(ref.slice(dash + 1)) : undefined;
 }
 
+/** Whether a ref of the latest snapshot is a password input, asked over CDP (not a traced call); false when unknown. */
+export async function isPasswordRef(session: Session, ref: string): Promise<boolean> {
+  const target = findTarget(session, ref.trim().replace(/^\[|\]$/g, ''));
+  if (!target) return false;
+  try {
+    const { cdp, detach } = await cdpFor(session, session.frame(target.frameId));
+    try {
+      const { node } = await cdp.send<{ node: { attributes?: string[] } }>('DOM.describeNode', { backendNodeId: target.backendNodeId });
+      const attributes = node.attributes ?? [];
+      for (let i = 0; i + 1 < attributes.length; i += 2)
+        if (attributes[i]!.toLowerCase() === 'type' && attributes[i + 1]!.toLowerCase() === 'password') return true;
+      return false;
+    } finally {
+      await detach?.();
+    }
+  } catch {
+    return false;
+  }
+}
+
 /** The ref's frame; a frame that has gone makes the ref stale, not the caller's frame id wrong. */
 function liveFrame(session: Session, target: RefTarget, ref: string): Frame {
   try {

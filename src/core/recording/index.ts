@@ -1,0 +1,6 @@
+export { ActionLogEntrySchema, MAX_LOG_ENTRIES, type ActionLogEntry } from './log.js';
+export { RecordOption, SessionRecording, notRecorded, traceOptions, type StepInfo } from './recording.js';
+export { SessionSecrets } from './secrets.js';
+export { RetainedRecordings } from './store.js';
+export { TraceRecorder, type TraceOptions } from './trace.js';
+export { readZip, writeZip, type ZipEntry } from './zip.js';

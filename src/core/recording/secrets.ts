@@ -1,0 +1,97 @@
+/** Shortest value masked inside longer text: shorter ones would mask ordinary words (as Variables.redact). */
+export const MIN_MASKED_LENGTH = 3;
+
+/**
+ * The secret strings a session has handled: values of `%name%` variables and values typed into password fields.
+ * They never leave the server: the action log and the trace are masked with them, each value by its label
+ * (`%name%`, or `[password]`).
+ */
+export class SessionSecrets {
+  private readonly labels = new Map<string, string>();
+
+  /** Values of `variables`, each masked as its `%name%` placeholder. */
+  addVariables(values: Record<string, string> | undefined): void {
+    for (const [name, value] of Object.entries(values ?? {})) if (value) this.labels.set(value, `%${name}%`);
+  }
+
+  /** A value typed into a password field (unless a variable already names it). */
+  addPassword(value: string): void {
+    if (value && !this.labels.has(value)) this.labels.set(value, '[password]');
+  }
+
+  get size(): number {
+    return this.labels.size;
+  }
+
+  /** Each secret and its label, longest first so a value containing another is masked whole. */
+  entries(): Array<[string, string]> {
+    return [...this.labels].sort((a, b) => b[0].length - a[0].length);
+  }
+
+  /** A copy that later additions to this one do not change. */
+  snapshot(): SessionSecrets {
+    const copy = new SessionSecrets();
+    for (const [value, label] of this.labels) copy.labels.set(value, label);
+    return copy;
+  }
+
+  /** Text with every secret masked: a whole-string match whatever its length, inside longer text from MIN_MASKED_LENGTH. */
+  mask(text: string): string {
+    if (!this.labels.size) return text;
+    const whole = this.labels.get(text);
+    if (whole !== undefined) return whole;
+    let out = text;
+    for (const [value, label] of this.entries()) if (value.length >= MIN_MASKED_LENGTH) out = out.split(value).join(label);
+    return out;
+  }
+
+  /** Masks every string of a JSON-like value (keys stay). */
+  maskDeep(value: unknown, depth = 0): unknown {
+    if (!this.labels.size) return value;
+    if (depth > MAX_LOGGED_DEPTH) return TOO_DEEP;
+    if (typeof value === 'string') return this.mask(value);
+    if (Array.isArray(value)) return value.map((item) => this.maskDeep(item, depth + 1));
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.maskDeep(item, depth + 1)]));
+    return value;
+  }
+
+  /** The forms a secret takes in raw bytes (a form post, a page's HTML): as is, URL-encoded, form-encoded, HTML-escaped. */
+  encodedForms(): Array<[Buffer, Buffer]> {
+    const forms: Array<[Buffer, Buffer]> = [];
+    for (const [value, label] of this.entries()) {
+      if (value.length < MIN_MASKED_LENGTH) continue;
+      const variants = new Set([value, encodeURIComponent(value), encodeURIComponent(value).replace(/%20/g, '+'), escapeHtml(value)]);
+      for (const variant of variants) forms.push([Buffer.from(variant), Buffer.from(encodeURIComponent(label))]);
+    }
+    return forms;
+  }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** Argument keys whose values are credentials (a model's apiKey, an integration's headers): never logged. */
+const CREDENTIAL_KEYS = /^(api[-_]?key|authorization|x-api-key|x-svc-api-key|cookie|headers)$/i;
+
+/** A JSON-like value with the values of credential keys replaced by `[redacted]`. */
+export function withoutCredentials(value: unknown, depth = 0): unknown {
+  if (depth > MAX_LOGGED_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((item) => withoutCredentials(item, depth + 1));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [
+        key,
+        CREDENTIAL_KEYS.test(key) && item !== undefined ? '[redacted]' : withoutCredentials(item, depth + 1),
+      ]),
+    );
+  return value;
+}
+
+/**
+ * Logged arguments are cut below this depth (`"[nested too deep]"`): a call refused for its nesting (a JSON schema
+ * thousands of levels deep) is still logged, with its own error, rather than overflowing the stack.
+ */
+const MAX_LOGGED_DEPTH = 100;
+const TOO_DEEP = '[nested too deep]';
