@@ -10,6 +10,16 @@ import type { PageEvent, SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
 import { LIBRARY_OWNER } from '../door.js';
 import { settle, type OperationRunOptions } from './result.js';
+import {
+  EndSessionRequest,
+  ProfileName,
+  SaveProfileRequest,
+  SessionStart,
+  StateRequest,
+  type ProfileInfo,
+  type ProfileList,
+  type StorageState,
+} from '../core/state/index.js';
 
 export type BrowserSessionsOptions = Partial<ServiceConfig>;
 
@@ -21,10 +31,17 @@ export class BrowserSessions {
     this.service = new BrowserService(options);
   }
 
-  async startSession(): Promise<BrowserSession> {
-    const info = await this.service.startSession(LIBRARY_OWNER);
+  /** A new session; `{storageState}` or `{profile}` (options.profiles set) starts it logged in where that state was. */
+  async startSession(start: SessionStart = {}): Promise<BrowserSession> {
+    const info = await this.service.startSession(LIBRARY_OWNER, parseInput(SessionStart, start, 'session start options'));
     return new BrowserSession(this.service, info);
   }
+
+  /** The named profiles kept under `options.profiles.dir` (docs/profiles.md). */
+  readonly profiles = {
+    list: (): Promise<ProfileList> => this.service.listProfiles(LIBRARY_OWNER),
+    delete: (name: string): Promise<void> => this.service.deleteProfile(LIBRARY_OWNER, parseInput(ProfileName, name, 'profile name')),
+  };
 
   list(): SessionInfo[] {
     return this.service.listSessions(LIBRARY_OWNER);
@@ -57,8 +74,23 @@ export class BrowserSession {
     return libraryNavigate({ service: this.service, sessionId: this.id, req: { url, ...options }, run });
   }
 
-  end(): Promise<void> {
-    return this.service.endSession(LIBRARY_OWNER, this.id);
+  /** Ends the session; `{saveProfile: true}` first saves it to the profile it started from. */
+  end(options: EndSessionRequest = {}): Promise<void> {
+    return this.service.endSession(LIBRARY_OWNER, this.id, parseInput(EndSessionRequest, options, 'end options'));
+  }
+
+  /** The session's storage state now: pass it to startSession({storageState}) to start another session the same way. */
+  async state(options: StateRequest = {}, run: OperationRunOptions = {}): Promise<StorageState> {
+    const outcome = await this.service.sessionState(LIBRARY_OWNER, this.id, parseInput(StateRequest, options, 'state options'), {
+      signal: run.signal,
+    });
+    return settle(outcome, run).result;
+  }
+
+  /** Saves the session's state as a named profile (default: the profile it started from); the last save wins. */
+  async saveProfile(name?: string, run: OperationRunOptions = {}): Promise<ProfileInfo> {
+    const request = parseInput(SaveProfileRequest, name === undefined ? {} : { name }, 'profile name');
+    return settle(await this.service.saveProfile(LIBRARY_OWNER, this.id, request, { signal: run.signal }), run).result;
   }
 
   /** An agent on this session (2.6); besides the wire form, `tools` with zod schemas and connected MCP `Client`s are allowed. */

@@ -40,8 +40,19 @@ export interface ServiceConfig {
   /** Environment the model keys are read from; defaults to process.env. */
   env: Record<string, string | undefined>;
   logger: Logger;
+  /** Named profiles: where they are kept and the secret they are encrypted under (docs/profiles.md); unset: off. */
+  profiles?: ProfilesConfig;
   /** This server instance among several; session ids start with it (`<instanceId>.<random>`) so peers can route them. */
   instanceId?: string;
+}
+
+export interface ProfilesConfig {
+  /** Directory of the encrypted profile files. */
+  dir: string;
+  /** The secret the encryption key derives from; unset: `keyFile`. */
+  secret?: string;
+  /** A generated key (0600), read or created at the first profile operation when no secret is given. */
+  keyFile: string;
 }
 
 export type PopupPolicy = 'close' | 'tab';

@@ -23,6 +23,17 @@ import type { OperationContext } from './operation.js';
 import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
 import type { Usage } from './usage.js';
 import { watchSettle } from './snapshot/settle.js';
+import {
+  ProfileStore,
+  SessionProfiles,
+  type EndSessionRequest,
+  type ProfileInfo,
+  type ProfileList,
+  type SaveProfileRequest,
+  type SessionStart,
+  type StateRequest,
+  type StorageState,
+} from './state/index.js';
 
 /**
  * The plain result of an operation on a session, with its metadata: what the page did meanwhile (dialogs, popups,
@@ -68,6 +79,8 @@ export class BrowserService {
   readonly browser: BrowserPool;
   readonly sessions: SessionRegistry;
   readonly egress: Egress;
+  /** Storage state in and out of sessions, and the named profiles when `config.profiles` is set. */
+  readonly profiles: SessionProfiles;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -91,10 +104,15 @@ export class BrowserService {
     this.sessions = new SessionRegistry(this.browser, { ...this.config, egress: this.egress });
     // The page text's settle policy needs each page's network and DOM activity from its first navigation.
     this.sessions.watchPages(watchSettle);
+    const profiles = this.config.profiles;
+    this.profiles = new SessionProfiles(profiles ? new ProfileStore({ ...profiles, logger }) : undefined);
   }
 
-  async startSession(owner: string): Promise<SessionInfo> {
-    const session = await this.sessions.start(owner);
+  /** A new session, from a storage state or a saved profile when `start` names one. */
+  async startSession(owner: string, start: SessionStart = {}): Promise<SessionInfo> {
+    const { storageState, profile } = await this.profiles.initial(owner, start);
+    const session = await this.sessions.start(owner, { storageState });
+    this.profiles.startedFrom(session, profile);
     return session.info(this.sessions.idleTimeoutMs);
   }
 
@@ -106,8 +124,31 @@ export class BrowserService {
     return this.sessions.list(owner).map((session) => session.info(this.sessions.idleTimeoutMs));
   }
 
-  async endSession(owner: string, id: string): Promise<void> {
+  /** Ends the session; with `saveProfile` its state is saved to its profile first (and it stays open if that fails). */
+  async endSession(owner: string, id: string, req: EndSessionRequest = {}): Promise<void> {
+    if (req.saveProfile) {
+      this.profiles.checkSaveOnEnd(this.sessions.get(id, owner));
+      await this.operate(owner, id, (session) => this.profiles.save(owner, session, {}));
+    }
     await this.sessions.end(id, owner);
+  }
+
+  /** The session's storage state now (cookies, localStorage, IndexedDB on request); the server keeps nothing. */
+  sessionState(owner: string, id: string, req: StateRequest = {}, ctx: OperationContext = {}): Promise<Outcome<StorageState>> {
+    return this.operate(owner, id, (session) => this.profiles.state(session, req), ctx);
+  }
+
+  /** Saves the session's state as a named profile of `owner` (replacing one of the same name). */
+  saveProfile(owner: string, id: string, req: SaveProfileRequest, ctx: OperationContext = {}): Promise<Outcome<ProfileInfo>> {
+    return this.operate(owner, id, (session) => this.profiles.save(owner, session, req), ctx);
+  }
+
+  listProfiles(owner: string): Promise<ProfileList> {
+    return this.profiles.list(owner);
+  }
+
+  deleteProfile(owner: string, name: string): Promise<void> {
+    return this.profiles.delete(owner, name);
   }
 
   navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {

@@ -4,6 +4,7 @@ import type { ContextProxyOptions, Egress } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { PlacedContext } from '../hosts/host.js';
 import type { BrowserPool } from '../hosts/pool.js';
+import type { StorageState } from '../state/schema.js';
 import type { PageWatcher } from './page.js';
 import { Session } from './session.js';
 
@@ -18,6 +19,16 @@ export interface SessionRegistryOptions {
   egress?: Egress;
   /** What a popup becomes: closed and reported (default) or a tab of the session. */
   popups?: 'close' | 'tab';
+}
+
+/** How a new session's context starts, besides the server's settings. */
+export interface SessionInit {
+  storageState?: StorageState;
+}
+
+/** The storage state as a context option; Playwright sets the cookies and each origin's storage before the first page. */
+function stateOption(init: SessionInit): { storageState?: StorageState } {
+  return init.storageState ? { storageState: init.storageState } : {};
 }
 
 /** All live sessions: creation with limits, lookup scoped by owner, serial execution, idle expiry. */
@@ -67,7 +78,8 @@ export class SessionRegistry {
     return this.options.sessionIdleTimeoutMs;
   }
 
-  async start(owner: string): Promise<Session> {
+  /** `init.storageState`: the cookies and storage the context starts with (src/core/state). */
+  async start(owner: string, init: SessionInit = {}): Promise<Session> {
     if (this.closing) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
     const perKey = Math.min(this.options.maxSessionsPerKey ?? this.options.maxSessions, this.options.maxSessions);
     // The messages name only the caller's own figures: other keys' counts are not theirs to learn.
@@ -85,10 +97,12 @@ export class SessionRegistry {
     try {
       // With a filtering egress policy the context gets its own proxy (docs/egress.md); it closes with the context.
       const egress = await this.options.egress?.openContext();
-      const { context, connection } = await this.newContext(egress?.contextOptions).catch(async (err: unknown) => {
-        await egress?.proxy.close();
-        throw err;
-      });
+      const { context, connection } = await this.newContext({ ...egress?.contextOptions, ...stateOption(init) }).catch(
+        async (err: unknown) => {
+          await egress?.proxy.close();
+          throw err;
+        },
+      );
       try {
         const page = await context.newPage();
         const session = new Session({
@@ -120,8 +134,8 @@ export class SessionRegistry {
   }
 
   /** The one place a session's context is created; the pool picks the host. */
-  private newContext(egress: ContextProxyOptions | undefined): Promise<PlacedContext> {
-    return this.pool.newContext({ acceptDownloads: false, viewport: { width: 1280, height: 800 }, ...egress });
+  private newContext(options: Partial<ContextProxyOptions> & { storageState?: StorageState }): Promise<PlacedContext> {
+    return this.pool.newContext({ acceptDownloads: false, viewport: { width: 1280, height: 800 }, ...options });
   }
 
   /** The session with this id if `owner` may see it; other owners get the same not-found error, so ids cannot be probed. */
