@@ -35,6 +35,11 @@ const STARTED_FROM = stateKey<string | undefined>('profile.startedFrom', () => u
 export class SessionProfiles {
   constructor(readonly store: ProfileStore | undefined) {}
 
+  /** The HMAC key of stable API-key scopes when profiles are kept (they outlive the process); undefined otherwise. */
+  async ownerSecret(): Promise<Buffer | undefined> {
+    return this.store ? (await this.store.profileKeys()).owners : undefined;
+  }
+
   /** The state a new session starts from (validated), and the profile it came from. */
   async initial(owner: string, start: SessionStart): Promise<{ storageState?: StorageState; profile?: string }> {
     if (start.storageState !== undefined && start.profile !== undefined)
