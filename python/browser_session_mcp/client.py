@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Set
+from typing import Any, Dict, List, Optional, Set
 from urllib.parse import quote
 
 from ._transport import Transport
 from .errors import ServiceError
+from .profiles import Profiles, StorageState
 from .session import Session
 from .types import SessionInfo
 
@@ -31,6 +32,8 @@ class Client:
         self._open: Set[str] = set()
         #: Start, list and look up sessions.
         self.sessions = Sessions(self._transport, self._open)
+        #: List, save and delete the named profiles of this API key.
+        self.profiles = Profiles(self._transport)
 
     @property
     def base_url(self) -> str:
@@ -66,9 +69,18 @@ class Sessions:
         self._transport = transport
         self._open = open_ids
 
-    def start(self) -> Session:
-        """Starts an isolated browser session at about:blank. Use it as a context manager to end it."""
-        info = SessionInfo.from_json(self._transport.request("POST", "/v1/sessions/start", {})["data"])
+    def start(self, profile: Optional[str] = None, storage_state: Optional[StorageState] = None) -> Session:
+        """Starts an isolated browser session at about:blank. Use it as a context manager to end it.
+
+        ``profile`` starts it from a saved profile of this API key, ``storage_state`` from a state you hold (what
+        ``session.state()`` answered): either way it is logged in where that state was.
+        """
+        body: Dict[str, Any] = {}
+        if profile is not None:
+            body["profile"] = profile
+        if storage_state is not None:
+            body["storageState"] = storage_state
+        info = SessionInfo.from_json(self._transport.request("POST", "/v1/sessions/start", body)["data"])
         self._open.add(info.id)
         return Session(self._transport, info, on_end=self._open.discard)
 

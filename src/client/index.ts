@@ -12,7 +12,6 @@ import { LIBRARY_OWNER } from '../door.js';
 import { settle, type OperationRunOptions } from './result.js';
 import {
   EndSessionRequest,
-  ProfileName,
   SaveProfileRequest,
   SessionStart,
   StateRequest,
@@ -40,7 +39,7 @@ export class BrowserSessions {
   /** The named profiles kept under `options.profiles.dir` (docs/profiles.md). */
   readonly profiles = {
     list: (): Promise<ProfileList> => this.service.listProfiles(LIBRARY_OWNER),
-    delete: (name: string): Promise<void> => this.service.deleteProfile(LIBRARY_OWNER, parseInput(ProfileName, name, 'profile name')),
+    delete: (name: string): Promise<void> => this.service.deleteProfile(LIBRARY_OWNER, name),
   };
 
   list(): SessionInfo[] {

@@ -16,7 +16,13 @@ interface OperationData {
 }
 
 /** Each session tool's REST route on the peer, and how the route's `data` becomes the tool's own result. */
-const OPERATIONS: Record<string, { route: string; quick?: boolean; shape(data: OperationData): ToolOutput<unknown> }> = {
+interface ForwardedOperation {
+  route: string;
+  quick?: boolean;
+  shape(data: OperationData): ToolOutput<unknown>;
+}
+
+const OPERATIONS: Record<string, ForwardedOperation> = {
   navigate: {
     route: 'navigate',
     shape: ({ result, actionId }) => ({ structured: { success: true, data: { result, actionId } }, meta: { actionId } }),
@@ -36,6 +42,22 @@ const OPERATIONS: Record<string, { route: string; quick?: boolean; shape(data: O
   session_end: { route: 'end', quick: true, shape: () => ({ structured: { success: true } }) },
 };
 
+/** The profiles tool's session actions (its list and delete need no session and run here). */
+const PROFILE_ACTIONS: Record<string, ForwardedOperation & { body(args: Record<string, unknown>): Record<string, unknown> }> = {
+  save: {
+    route: 'saveProfile',
+    quick: true,
+    body: ({ name }) => (name === undefined ? {} : { name }),
+    shape: ({ result, actionId }) => ({ structured: { saved: result }, meta: { actionId } }),
+  },
+  state: {
+    route: 'state',
+    quick: true,
+    body: ({ indexedDB }) => (indexedDB === undefined ? {} : { indexedDB }),
+    shape: ({ result, actionId }) => ({ structured: { state: result }, meta: { actionId } }),
+  },
+};
+
 /**
  * MCP tool calls for a peer's session: this instance calls the peer's REST route for the same operation with the
  * caller's own key and shapes the tool result here. What needs the MCP connection itself stays local to it: the
@@ -44,21 +66,18 @@ const OPERATIONS: Record<string, { route: string; quick?: boolean; shape(data: O
 export function remoteTools(peers: Peers): RemoteTools {
   return (call) => {
     if (call.tool === 'session_list') return listEverywhere(peers, call);
-    const operation = OPERATIONS[call.tool];
+    const action = call.tool === 'profiles' ? PROFILE_ACTIONS[String(call.args.action)] : undefined;
+    const operation = action ?? OPERATIONS[call.tool];
     const sessionId = call.args.sessionId;
     if (!operation || typeof sessionId !== 'string') return undefined;
     const target = peers.route(sessionId);
     if (target.kind !== 'peer') return undefined;
-    return forwardTool(peers, target.peer, call, operation).catch((err) => errorResult(toServiceError(err)));
+    const forwarded = action ? { ...call, args: { sessionId, ...action.body(call.args) } } : call;
+    return forwardTool(peers, target.peer, forwarded, operation).catch((err) => errorResult(toServiceError(err)));
   };
 }
 
-async function forwardTool(
-  peers: Peers,
-  peer: Peer,
-  call: RemoteToolCall,
-  operation: (typeof OPERATIONS)[string],
-): Promise<CallToolResult> {
+async function forwardTool(peers: Peers, peer: Peer, call: RemoteToolCall, operation: ForwardedOperation): Promise<CallToolResult> {
   const { sessionId, streamResponse: _stream, ...body } = call.args;
   const { status, json } = await peerJson({
     peer,

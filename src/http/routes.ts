@@ -7,6 +7,7 @@ import { extractionObject, newActionId } from '../door.js';
 import { VERSION } from '../version.js';
 import { BinaryBody, ok, operationBody } from './envelope.js';
 import { openApiDocument } from './openapi.js';
+import { profileRoutes } from './profile-routes.js';
 import { route, type Route } from './route.js';
 import {
   ActBody,
@@ -23,7 +24,9 @@ import {
   SessionListResponse,
   SessionResponse,
   StartSessionRequest,
+  MAX_START_BODY_BYTES,
 } from './schemas.js';
+import { EndSessionRequest } from '../core/state/index.js';
 
 let openApi: Record<string, unknown> | undefined;
 
@@ -67,9 +70,10 @@ export const routes: Route[] = [
     operationId: 'SessionStart',
     summary: 'Start an isolated browser session (its own cookies, storage and page, at about:blank).',
     body: StartSessionRequest,
+    bodyLimit: MAX_START_BODY_BYTES,
     response: SessionResponse,
     auth: true,
-    handle: async ({ service, owner }) => ok(await service.startSession(owner)),
+    handle: async ({ service, owner, body }) => ok(await service.startSession(owner, body)),
   }),
   route({
     method: 'GET',
@@ -191,14 +195,16 @@ export const routes: Route[] = [
     method: 'POST',
     path: '/v1/sessions/{id}/end',
     operationId: 'SessionEnd',
-    summary: 'End the session and free its browser context.',
+    summary: 'End the session and free its browser context; {saveProfile: true} first saves it to the profile it started from.',
+    body: EndSessionRequest,
     response: EndSessionResponse,
     auth: true,
-    handle: async ({ service, owner, params }) => {
-      await service.endSession(owner, params.id!);
+    handle: async ({ service, owner, params, body }) => {
+      await service.endSession(owner, params.id!, body);
       return { success: true };
     },
   }),
+  ...profileRoutes,
 ];
 
 export interface RouteMatch {

@@ -4,10 +4,19 @@ import { AgentResult } from '../core/agent/schema.js';
 import { ExtractOptions, ExtractResult } from '../core/extract.js';
 import { Usage } from '../core/usage.js';
 import { SessionInfoSchema } from '../core/sessions.js';
+import { MAX_STORAGE_STATE_BYTES, ProfileInfo, ProfileList, ProfileName, SessionStart, StorageState } from '../core/state/index.js';
 
 /** The REST envelopes around the core's schemas; the core's request schemas are used as they are. */
 
-export const StartSessionRequest = z.object({}).strict().describe('No start options yet; send an empty object or no body.');
+export const StartSessionRequest = SessionStart.describe('Start options; send an empty object or no body for none.');
+
+/** session_start reads bodies big enough for the largest storage state. */
+export const MAX_START_BODY_BYTES = MAX_STORAGE_STATE_BYTES + 64 * 1024;
+
+export const StateResponse = operationResponse(StorageState);
+export const SaveProfileResponse = operationResponse(ProfileInfo);
+export const ProfileListResponse = z.object({ success: z.literal(true), data: ProfileList }).strict();
+export const DeleteProfileRequest = z.object({ name: ProfileName }).strict();
 
 export const SessionResponse = z.object({ success: z.literal(true), data: SessionInfoSchema }).strict();
 

@@ -19,7 +19,7 @@ export const StorageCookie = z
     name: text(4096),
     value: text(16_384),
     domain: text(1024).min(1),
-    path: text(4096).startsWith('/'),
+    path: text(4096).regex(/^\//, 'expected a path starting with "/"'),
     expires: z.number().describe('Unix time in seconds; -1 for a session cookie.'),
     httpOnly: z.boolean(),
     secure: z.boolean(),

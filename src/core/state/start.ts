@@ -3,23 +3,24 @@ import { ServiceError } from '../errors.js';
 import type { Session } from '../session/session.js';
 import { stateKey } from '../session/state.js';
 import { ProfileName, type ProfileInfo, type ProfileList, type ProfileStore } from './profiles.js';
+import { parseInput } from '../validation.js';
 import { parseStorageState, type StorageState } from './schema.js';
 import { readStorageState, type StateRequest } from './session-state.js';
+
+/** A profile name as the doors take it; the core checks it against ProfileName (kept out of the tool schemas: tokens). */
+const NameField = z.string().min(1).max(64);
 
 /** What session_start takes from this feature; the door merges it with the other start options. */
 export const SessionStart = z
   .object({
-    storageState: z
-      .unknown()
-      .optional()
-      .describe('Playwright storage state {cookies, origins} to start from (e.g. from the state operation).'),
-    profile: ProfileName.optional().describe('Start from this saved profile of yours.'),
+    storageState: z.unknown().optional().describe('Playwright storage state {cookies, origins} to start from.'),
+    profile: NameField.optional().describe('A saved profile to start from.'),
   })
   .strict();
 export type SessionStart = z.infer<typeof SessionStart>;
 
 export const SaveProfileRequest = z
-  .object({ name: ProfileName.optional().describe('Default: the profile the session started from.') })
+  .object({ name: NameField.optional().describe('Default: the profile the session started from.') })
   .strict();
 export type SaveProfileRequest = z.infer<typeof SaveProfileRequest>;
 
@@ -46,7 +47,7 @@ export class SessionProfiles {
       throw new ServiceError('invalid_argument', 'Give storageState or profile, not both.');
     if (start.storageState !== undefined) return { storageState: parseStorageState(start.storageState) };
     if (start.profile === undefined) return {};
-    const { state } = await this.required().load(owner, start.profile);
+    const { state } = await this.required().load(owner, checkName(start.profile, 'profile'));
     return { storageState: state, profile: start.profile };
   }
 
@@ -62,7 +63,7 @@ export class SessionProfiles {
   /** Saves the session's state under `name`, or under the profile it started from. */
   async save(owner: string, session: Session, request: SaveProfileRequest): Promise<ProfileInfo> {
     const store = this.required();
-    const name = request.name ?? session.state.get(STARTED_FROM);
+    const name = request.name === undefined ? session.state.get(STARTED_FROM) : checkName(request.name, 'name');
     if (name === undefined)
       throw new ServiceError('invalid_argument', 'This session was not started from a profile: give the name to save it under.');
     // A later save without a name, and session_end {saveProfile}, go to the profile last saved.
@@ -85,7 +86,7 @@ export class SessionProfiles {
   }
 
   delete(owner: string, name: string): Promise<void> {
-    return this.required().delete(owner, name);
+    return this.required().delete(owner, checkName(name, 'name'));
   }
 
   private required(): ProfileStore {
@@ -96,4 +97,8 @@ export class SessionProfiles {
       );
     return this.store;
   }
+}
+
+function checkName(name: string, field: string): string {
+  return parseInput(z.object({ [field]: ProfileName }), { [field]: name }, field)[field] as string;
 }

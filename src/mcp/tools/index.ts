@@ -4,6 +4,7 @@ import { agentExecuteTool } from './agent-execute.js';
 import { extractTool } from './extract.js';
 import { navigateTool } from './navigate.js';
 import { observeTool } from './observe.js';
+import { profilesTool } from './profiles.js';
 import { screenshotTool } from './screenshot.js';
 import { sessionEndTool } from './session-end.js';
 import { sessionListTool } from './session-list.js';
@@ -20,4 +21,5 @@ export const tools: ToolDefinition[] = [
   sessionEndTool,
   sessionListTool,
   agentExecuteTool,
+  profilesTool,
 ] as unknown as ToolDefinition[];

@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { SessionInfoSchema } from '../../core/sessions.js';
+import { SessionStart } from '../../core/state/index.js';
 import { defineTool } from '../tool.js';
 
 export const sessionStartTool = defineTool({
@@ -7,8 +7,8 @@ export const sessionStartTool = defineTool({
   title: 'Start a browser session',
   description:
     'Start an isolated browser session (its own cookies, storage and page, starting at about:blank). Returns its id; pass that id as sessionId to every other tool. End it with session_end when done; idle sessions expire on their own.',
-  input: z.object({}).strict(),
+  input: SessionStart,
   output: SessionInfoSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  run: async (_input, ctx) => ({ structured: await ctx.service.startSession(ctx.owner) }),
+  run: async (input, ctx) => ({ structured: await ctx.service.startSession(ctx.owner, input) }),
 });
