@@ -124,7 +124,7 @@ describe('Python client (python/) against the REST API', () => {
       FAKE_LLM_CONTROL: control.url,
       FAKE_LLM_OPENAI_BASE_URL: fake.openaiBaseURL,
     };
-    const { code, output } = await run('python3', ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], env, 150_000);
+    const { code, output } = await run('python3', ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], env, 300_000);
     expect(code, output).toBe(0);
     const ran = Number(/^Ran (\d+) tests? in/m.exec(output)?.[1] ?? 0);
     expect(ran, output).toBeGreaterThanOrEqual(50);
@@ -133,5 +133,5 @@ describe('Python client (python/) against the REST API', () => {
     expect(output, output).not.toContain('needs the test server');
     // Every session the Python tests started was ended by them (their context managers, end() and Client.close()).
     expect(server.service.sessions.size).toBe(0);
-  }, 180_000);
+  }, 330_000);
 });
