@@ -15,19 +15,22 @@ import { startSiteServer, type SiteServer } from '../test/fixtures/site-server.j
 import { median, printTable } from './table.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 2);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
 const OWNER = 'bench';
 /** Rows of huge-dom.html just under the limit: four elements a row, plus the page's own few. */
 const LIMIT_ROWS = Math.floor((MAX_PAGE_ELEMENTS - 100) / 4);
 
-/** Today's launch flags, and the old default that forced the renderer's accessibility tree on. */
-const FLAG_SETS: Array<{ name: string; args: string[] }> = [
+/** Today's launch flags, and (with BENCH_OLD_FLAGS=1) the old default that forced the renderer's accessibility tree on. */
+const ALL_FLAG_SETS: Array<{ name: string; args: string[] }> = [
   { name: 'default (--disable-renderer-accessibility)', args: DEFAULT_CHROMIUM_ARGS.slice() },
   {
     name: 'old default (--force-renderer-accessibility=basic)',
     args: DEFAULT_CHROMIUM_ARGS.map((arg) => (arg === '--disable-renderer-accessibility' ? '--force-renderer-accessibility=basic' : arg)),
   },
 ];
+const FLAG_SETS = process.env.BENCH_OLD_FLAGS ? ALL_FLAG_SETS : ALL_FLAG_SETS.slice(0, 1);
+/** Issue 22: beside a page read in a loop, B's worst navigate stays under this. */
+const WORST_TARGET_MS = 1_000;
 
 interface Scenario {
   name: string;
@@ -37,13 +40,24 @@ interface Scenario {
   read?: boolean;
 }
 
-const SCENARIOS: Scenario[] = [
+const ALL_SCENARIOS: Scenario[] = [
   { name: 'quiet (index.html)', page: '/index.html' },
   { name: '200,000 elements loading', page: '/hostile/huge-dom.html', loadBeside: true },
   { name: '200,000 elements, read in a loop', page: '/hostile/huge-dom.html', read: true },
   { name: `${LIMIT_ROWS * 4} elements, read in a loop`, page: `/hostile/huge-dom.html?rows=${LIMIT_ROWS}`, read: true },
   { name: 'mutating.html (every 20 ms)', page: '/hostile/mutating.html' },
 ];
+
+/** BENCH_SCENARIOS=quiet,limit runs only the rows whose name contains one of the words (the quiet row always runs first). */
+const SCENARIOS = process.env.BENCH_SCENARIOS
+  ? ALL_SCENARIOS.filter(
+      (scenario, i) =>
+        i === 0 ||
+        process.env
+          .BENCH_SCENARIOS!.split(',')
+          .some((word) => scenario.name.includes(word) || (word === 'limit' && scenario.name.startsWith(String(LIMIT_ROWS * 4)))),
+    )
+  : ALL_SCENARIOS;
 
 interface Sample {
   navigate: number[];
@@ -55,11 +69,17 @@ async function runScenario(service: BrowserService, site: SiteServer, b: string,
   const a = (await service.startSession(OWNER)).id;
   try {
     let busy = true;
-    const loading = service.navigate(OWNER, a, { url: site.url(scenario.page), options: { timeout: 120_000 } });
+    // On a machine loaded enough that A's page does not load in time, the row says so instead of ending the run.
+    const loading = service.navigate(OWNER, a, { url: site.url(scenario.page), options: { timeout: 120_000 } }).then(
+      () => true,
+      (err: { code?: string }) => (
+        into.outcomes.set(`load ${err.code ?? 'error'}`, (into.outcomes.get(`load ${err.code ?? 'error'}`) ?? 0) + 1),
+        false
+      ),
+    );
     if (!scenario.loadBeside) await loading;
     const work = (async () => {
-      await loading;
-      if (!scenario.read) return;
+      if (!(await loading) || !scenario.read) return;
       // Two reads at least, so B's rounds overlap whole reads, not just their start.
       for (let i = 0; i < 2 || busy; i++) {
         const started = performance.now();
@@ -131,6 +151,7 @@ export async function run(): Promise<void> {
         worst,
         ratio.toFixed(2),
         ratio <= 1.5 && worst < 2_500 ? 'yes' : 'no',
+        worst < WORST_TARGET_MS ? 'yes' : 'no',
         reads.length ? median(reads) : '',
         reads.length ? Math.max(...reads) : '',
         [...outcomes].map(([outcome, n]) => `${outcome} x${n}`).join(', '),
@@ -147,6 +168,7 @@ export async function run(): Promise<void> {
       'max ms',
       'x quiet',
       'target (<= 1.5x, max < 2500)',
+      `max < ${WORST_TARGET_MS}`,
       "A's read median ms",
       "A's read max ms",
       "A's reads",

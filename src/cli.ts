@@ -16,6 +16,13 @@ function positiveInt(value: string): number {
   return parsed;
 }
 
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+}
+
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
@@ -102,6 +109,12 @@ const program = new Command()
   )
   .option('--egress-allow <target>', 'HOST[:PORT], IP[:PORT] or CIDR opened despite --egress-policy public (repeatable)', collect, [])
   .option('--outbound-timeout <ms>', "connect and response-header bound of the server's own outbound requests", positiveInt, 15_000)
+  .option('--session-options-allowed <names>', 'comma-separated session_start options callers may use (default: all)', list)
+  .option(
+    '--session-options-denied <names>',
+    'comma-separated session_start options callers may not use, e.g. proxy,javaScriptEnabled',
+    list,
+  )
   .addOption(
     new Option('--popups <policy>', 'popups and target=_blank: close (closed and reported) or tab (kept as tabs)')
       .choices(['close', 'tab'])
@@ -154,6 +167,8 @@ interface CliOptions {
   egressAllow: string[];
   outboundTimeout: number;
   popups: 'close' | 'tab';
+  sessionOptionsAllowed?: string[];
+  sessionOptionsDenied?: string[];
   model?: string;
   logLevel: string;
   checkBrowser: boolean;
@@ -270,6 +285,10 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
     egressAllow: opts.egressAllow,
     outboundTimeoutMs: opts.outboundTimeout,
     popups: opts.popups,
+    sessionOptions:
+      opts.sessionOptionsAllowed || opts.sessionOptionsDenied
+        ? { allowed: opts.sessionOptionsAllowed, denied: opts.sessionOptionsDenied }
+        : undefined,
     model: opts.model,
     profiles: profilesConfig(opts),
     logger,

@@ -36,7 +36,7 @@ function refIn(params: CreateMessageRequest['params'], pattern: RegExp): string 
     (Array.isArray(message.content) ? message.content : [message.content]).map((block) => ('text' in block ? String(block.text) : '')),
   );
   const line = texts.flatMap((text) => text.split('\n')).find((candidate) => pattern.test(candidate)) ?? '';
-  const ref = /\[(\d+-\d+)\]/.exec(line)?.[1];
+  const ref = /\[(\d+(?:-\d+)?)\]/.exec(line)?.[1];
   if (!ref) throw new Error(`no line matching ${pattern}`);
   return ref;
 }
@@ -97,7 +97,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     const actions = await observe();
     expect(find(actions, /button: Sign in/).method).toBe('click');
     const user = await ok('act', { action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } });
-    expect(textOf(user).split('\n')[0]).toMatch(/^Filled \[\d+-\d+\] textbox "Username" with "alice"\.$/);
+    expect(textOf(user).split('\n')[0]).toMatch(/^Filled \[\d+(?:-\d+)?\] textbox "Username" with "alice"\.$/);
     expect(textOf(user)).not.toContain('{');
     await ok('act', {
       action: { ...find(actions, /textbox: Password/), arguments: { value: '%pw%' } },
@@ -117,6 +117,14 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     const text = textOf(await ok('act', { action: add }));
     expect(text).toMatch(/^- .*Clicked 0 times/m);
     expect(text).toMatch(/^\+ .*Clicked 1 times/m);
+  });
+
+  it('answers a click whose result arrives after a 2 s spinner with the result, and a line saying what it waited for', async () => {
+    await ok('navigate', { url: site.url('/settle/spinner.html') });
+    const built = await ok('act', { action: find(await observe(), /button: Build report/) });
+    expect(built.structuredContent).toMatchObject({ settled: { waitedFor: 'network' } });
+    expect(textOf(built)).toMatch(/^\+ .*Report ready: 1,284 orders in March/m);
+    expect(textOf(built)).toMatch(/^Waited \d+ ms for the page to settle \(network\)\.$/m);
   });
 
   it('observes by instruction and acts by instruction through the client model (sampling), with no server key', async () => {

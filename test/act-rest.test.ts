@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ACT_BODY_BYTES } from '../src/http/schemas.js';
+import { MAX_ACT_INPUT_BYTES as MAX_ACT_BODY_BYTES } from '../src/core/act/index.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, readSse, startHttp, type TestHttp } from './http-fixture.js';
 
@@ -60,6 +60,15 @@ describe('act, observe and screenshot over REST (default popup policy)', () => {
     const finished = events.find((event) => event.event === 'finished')!;
     expect(finished.data.data.result).toMatchObject({ navigated: true, url: site.url('/agent/account.html') });
     expect(finished.data.data.result.pageText).toContain('Signed in as alice');
+  });
+
+  it('answers results a timer renders 200 ms after the click, with what act waited for', async () => {
+    await post('/navigate', { url: site.url('/settle/timer.html?ms=200') });
+    const res = await post('/act', { action: find(await observe(), /button: Search flights/) });
+    expect(res.status).toBe(200);
+    expect(res.json.data.result.diff.added).toContain('3 flights from Vienna found after 200 ms');
+    expect(res.json.data.result.settled).toMatchObject({ waitedMs: expect.any(Number), waitedFor: expect.any(String) });
+    expect(res.json.data.result.settled.waitedFor).not.toBe('timeout');
   });
 
   it('answers a screenshot as image bytes with their content type and size headers', async () => {

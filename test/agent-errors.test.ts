@@ -56,7 +56,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
         toolCalls: [
           { name: 'fly_to_the_moon', arguments: {} },
           { name: 'click', arguments: { element: 'the link' } },
-          { name: 'wait', arguments: {} },
+          { name: 'wait', arguments: { ms: -5 } },
           { name: 'goto', arguments: { url: 'file:///etc/passwd' } },
         ],
       },
@@ -67,7 +67,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
     const errors = result.actions.map((action) => action.error);
     expect(errors[0]).toMatch(/Unknown tool "fly_to_the_moon"/);
     expect(errors[1]).toMatch(/Invalid arguments for click/);
-    expect(errors[2]).toMatch(/Give ms/);
+    expect(errors[2]).toMatch(/Invalid arguments for wait/);
     expect(errors[3]).toMatch(/url_not_allowed/);
     expect(toolResults(h.llm.requests[1]!)).toHaveLength(4);
   });

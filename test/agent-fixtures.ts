@@ -134,9 +134,9 @@ export function refOf(request: ReceivedRequest, pattern: RegExp): string {
   const page = latestPage(request);
   for (const line of page.split('\n')) {
     if (!pattern.test(line)) continue;
-    const link = /\[([^\]]*)\]\((\d+-\d+)\)/g;
+    const link = /\[([^\]]*)\]\((\d+(?:-\d+)?)\)/g;
     for (const match of line.matchAll(link)) if (pattern.test(match[1]!)) return match[2]!;
-    const element = /\[(\d+-\d+)\]/.exec(line);
+    const element = /\[(\d+(?:-\d+)?)\]/.exec(line);
     if (element) return element[1]!;
   }
   throw new Error(`no element matching ${pattern} in the page text:\n${page}`);

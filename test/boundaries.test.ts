@@ -71,6 +71,19 @@ describe('import boundaries', () => {
     expect(violations, violations.join('\n')).toEqual([]);
   });
 
+  it('a door never imports another door, except the /mcp endpoint hosting the MCP server', () => {
+    // The one allowed edge: streamable HTTP at /mcp (http/mcp.ts) runs the MCP door's server over the HTTP door.
+    const allowed = new Set(['http/mcp.ts -> mcp/server.ts']);
+    const doorOf = (file: string) => DOORS.find((door) => file.startsWith(`${door}/`));
+    const violations = [...graph].flatMap(([file, targets]) =>
+      targets
+        .filter((target) => doorOf(file) && doorOf(target) && doorOf(file) !== doorOf(target))
+        .map((target) => `${file} -> ${target}`)
+        .filter((edge) => !allowed.has(edge)),
+    );
+    expect(violations, violations.join('\n')).toEqual([]);
+  });
+
   it('src has no import cycle, type-only imports included', () => {
     const cycle = findCycle(graph);
     expect(cycle, cycle && `import cycle: ${cycle.join(' -> ')}`).toBeUndefined();

@@ -61,7 +61,7 @@ describe('library sessions and navigate', () => {
     const cdp = await context.newCDPSession(page);
     // The renderer dies before answering, so the call itself never resolves cleanly.
     void cdp.send('Page.crash').catch(() => undefined);
-    expect(await waitFor(() => internal(session).events.some((event) => event.type === 'crash'), 5_000)).toBe(true);
+    expect(await waitFor(() => internal(session).events.some((event) => event.type === 'crash'), 30_000)).toBe(true);
 
     expect(await codeOf(session.navigate(site.url('/page2.html')))).toBe('page_crashed');
     const again = await session.navigate(site.url('/page2.html'));
@@ -78,7 +78,7 @@ describe('library sessions and navigate', () => {
     const cdp = await context.newCDPSession(page);
     // Same site, so the document commits in the renderer we crash and then waits for an image that never comes.
     const pending = codeOf(session.navigate(site.url('/slow-subresource?ms=20000'), { options: { timeout: 15_000 } }));
-    await waitFor(() => page.url().includes('slow-subresource'), 5_000);
+    await waitFor(() => page.url().includes('slow-subresource'), 30_000);
     void cdp.send('Page.crash').catch(() => undefined);
     expect(await pending).toBe('page_crashed');
     expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
@@ -91,7 +91,7 @@ describe('library sessions and navigate', () => {
     expect(outcome.result).toMatchObject({ ok: true });
     const { context } = internal(session);
     expect(
-      await waitFor(() => context.pages().length === 1 && session.info().recentEvents.some((event) => event.type === 'popup'), 5_000),
+      await waitFor(() => context.pages().length === 1 && session.info().recentEvents.some((event) => event.type === 'popup'), 30_000),
     ).toBe(true);
     expect(context.pages()[0]!.url()).toBe(site.url('/popup.html'));
     await session.end();
@@ -141,7 +141,7 @@ describe('library sessions and navigate', () => {
       const idle = await quick.startSession();
       const browser = await quick.service.browser.get();
       expect(browser.contexts()).toHaveLength(1);
-      expect(await waitFor(() => browser.contexts().length === 0, 5_000)).toBe(true);
+      expect(await waitFor(() => browser.contexts().length === 0, 30_000)).toBe(true);
       expect(await codeOf(idle.navigate(site.url('/index.html')))).toBe('session_not_found');
     } finally {
       await quick.close();

@@ -5,6 +5,7 @@ import { startHttp, type TestHttp } from './http-fixture.js';
 
 const KEY_A = 'mcp-a-0123456789abcdef';
 const KEY_B = 'mcp-b-fedcba9876543210';
+const KEY_C = 'mcp-c-00112233445566778';
 const INIT = {
   jsonrpc: '2.0',
   id: 1,
@@ -17,14 +18,22 @@ const MCP_HEADERS = {
   'mcp-protocol-version': '2025-06-18',
 };
 
-async function initialize(url: string, key: string): Promise<{ status: number; sessionId: string | null; json: any }> {
+async function initialize(
+  url: string,
+  key: string,
+): Promise<{ status: number; sessionId: string | null; json: any; retryAfter: string | null }> {
   const res = await fetch(`${url}/mcp`, {
     method: 'POST',
     headers: { ...MCP_HEADERS, authorization: `Bearer ${key}` },
     body: JSON.stringify(INIT),
   });
   const text = await res.text();
-  return { status: res.status, sessionId: res.headers.get('mcp-session-id'), json: text.startsWith('{') ? JSON.parse(text) : text };
+  return {
+    status: res.status,
+    sessionId: res.headers.get('mcp-session-id'),
+    json: text.startsWith('{') ? JSON.parse(text) : text,
+    retryAfter: res.headers.get('retry-after'),
+  };
 }
 
 async function ping(url: string, key: string, sessionId: string): Promise<number> {
@@ -101,6 +110,43 @@ describe('MCP HTTP sessions are bounded', () => {
     expect(full.json.error.message).toMatch(/--max-mcp-sessions\b/);
     expect(full.json.error.message).not.toMatch(/\d/);
     for (const stop of [...release, releaseB]) stop();
+  });
+
+  it("at the overall bound, one key's flood closes only its own sessions or those of keys over their share, never another key's within its share", async () => {
+    const flood = await startHttp(
+      { apiKeys: [KEY_A, KEY_B, KEY_C], mcpSessions: { maxSessions: 4, maxSessionsPerKey: 4 } },
+      new BrowserService({ logger: silentLogger() }),
+    );
+    try {
+      // A holds one idle session (the oldest of all); B holds three.
+      const a = await initialize(flood.url, KEY_A);
+      const b = [];
+      for (let i = 0; i < 3; i++) b.push(await initialize(flood.url, KEY_B));
+      expect([a, ...b].map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      // C floods: each initialize succeeds by closing one of B's (over its share) or, later, one of C's own.
+      for (let i = 0; i < 20; i++) expect((await initialize(flood.url, KEY_C)).status).toBe(200);
+      expect(await ping(flood.url, KEY_A, a.sessionId!)).toBe(200);
+      expect(flood.http.mcpSessionCount()).toBe(4);
+      // B is down to its share (one), C to the rest; with all of them in use, C's next one is refused, not A's closed.
+      const alive = await Promise.all(
+        b.map(async (answer) => ((await ping(flood.url, KEY_B, answer.sessionId!)) === 200 ? answer : undefined)),
+      );
+      const bLeft = alive.filter((answer) => answer !== undefined);
+      expect(bLeft).toHaveLength(1);
+      const cSessions = [];
+      for (let i = 0; i < 2; i++) cSessions.push(await initialize(flood.url, KEY_C));
+      const release = await Promise.all([
+        holdStream(flood.url, KEY_B, bLeft[0]!.sessionId!),
+        ...cSessions.map((answer) => holdStream(flood.url, KEY_C, answer.sessionId!)),
+      ]);
+      const refused = await initialize(flood.url, KEY_C);
+      expect(refused).toMatchObject({ status: 429, retryAfter: expect.stringMatching(/^\d+$/) });
+      expect(refused.json.error.code).toBe(-32002);
+      expect(await ping(flood.url, KEY_A, a.sessionId!)).toBe(200);
+      for (const stop of release) stop();
+    } finally {
+      await flood.close();
+    }
   });
 
   it('closes MCP sessions after --mcp-session-idle-timeout, independently of browser sessions', async () => {

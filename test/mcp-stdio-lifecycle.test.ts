@@ -39,7 +39,7 @@ describe('MCP stdio server lifecycle and limits', () => {
     }, 5_000);
     expect(expired).toBe(true);
     expect(errorCode(await server.call('navigate', { sessionId, url: site.url('/index.html') }))).toBe('session_not_found');
-    expect(await waitFor(() => renderersUnder(server!.pid!).length < withSession, 10_000)).toBe(true);
+    expect(await waitFor(() => renderersUnder(server!.pid!).length < withSession, 30_000)).toBe(true);
   });
 
   it('a session in use does not expire while it keeps being used', async () => {

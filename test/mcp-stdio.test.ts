@@ -62,22 +62,11 @@ describe('MCP over stdio', () => {
   /** The newest request the site server saw for a path; tests read headers the browser sent from here. */
   const lastRequest = (path: string) => [...site.requests].reverse().find((request) => request.url.startsWith(path));
 
-  /** Renderer count once ended sessions' processes have finished exiting. */
-  const settledRendererCount = async (): Promise<number> => {
-    let last = -1;
-    let stableSince = Date.now();
-    await waitFor(() => {
-      const now = renderersUnder(server.pid!).length;
-      if (now !== last) [last, stableSince] = [now, Date.now()];
-      return Date.now() - stableSince >= 1_000;
-    }, 15_000);
-    return last;
-  };
-
+  // Starting the server through tsx took over 60 s at a load average of 70.
   beforeAll(async () => {
     site = await startSiteServer();
     server = await startStdioServer();
-  });
+  }, 180_000);
   afterAll(async () => {
     await server?.close();
     await site?.close();
@@ -181,7 +170,7 @@ describe('MCP over stdio', () => {
       undefined,
       { signal: controller.signal },
     );
-    expect(await waitFor(() => site.requests.some((request) => request.url === '/slow?ms=20000'), 5_000)).toBe(true);
+    expect(await waitFor(() => site.requests.some((request) => request.url === '/slow?ms=20000'), 30_000)).toBe(true);
     controller.abort();
     await expect(cancelled).rejects.toThrow();
     const started = Date.now();
@@ -260,7 +249,8 @@ describe('MCP over stdio', () => {
     await end(id);
   });
 
-  it('20 sessions started and navigated concurrently are isolated from each other', async () => {
+  // 20 browser contexts at once took over 60 s at a load average of 50; a test left running would leave renderers behind.
+  it('20 sessions started and navigated concurrently are isolated from each other', { timeout: 180_000 }, async () => {
     const ids = await Promise.all(Array.from({ length: 20 }, start));
     expect(new Set(ids).size).toBe(20);
     // Only even sessions get a cookie; odd sessions must not see any.
@@ -273,14 +263,19 @@ describe('MCP over stdio', () => {
     await Promise.all(ids.map(end));
   });
 
-  it('session_end frees the browser context and the id stops working', async () => {
-    const baseline = await settledRendererCount();
+  it('session_end frees the browser context and the id stops working', { timeout: 120_000 }, async () => {
+    // Counted by process id, not by total: under load, renderers of earlier tests may still be exiting and Chromium
+    // may start a spare one at any time, so a count taken before says little about the ones these sessions use.
+    const renderers = () => new Set(renderersUnder(server.pid!).map((entry) => entry.pid));
+    const before = renderers();
     const ids = await Promise.all([start(), start(), start()]);
     await Promise.all(ids.map((id) => okNav(id, site.url('/index.html'))));
-    // Each context renders in its own process; Chromium may have had one spare renderer ready.
-    expect(renderersUnder(server.pid!).length).toBeGreaterThanOrEqual(baseline + 2);
+    // Each context renders in its own process; one of them may have taken the spare renderer that was ready.
+    const used = [...renderers()].filter((pid) => !before.has(pid));
+    expect(used.length).toBeGreaterThanOrEqual(2);
     for (const id of ids) expect((await end(id)).structuredContent).toEqual({ success: true });
-    expect(await waitFor(() => renderersUnder(server.pid!).length <= baseline, 10_000)).toBe(true);
+    // Every renderer the sessions started exits, except at most one: the spare Chromium may start after one is taken.
+    await expect.poll(() => used.filter((pid) => renderers().has(pid)).length, { timeout: 60_000, interval: 250 }).toBeLessThanOrEqual(1);
     for (const id of ids) {
       expect(await sessionInfo(id)).toBeUndefined();
       expect(errorCode(await navigate(id, site.url('/index.html')))).toBe('session_not_found');
@@ -312,7 +307,7 @@ describe('MCP over stdio', () => {
       stages.push(String((notification.params.data as { stage?: string }).stage));
     });
     await okNav(id, site.url('/page2.html'), { streamResponse: true });
-    expect(await waitFor(() => stages.includes('finished'), 2_000)).toBe(true);
+    expect(await waitFor(() => stages.includes('finished'), 30_000)).toBe(true);
     expect(stages).toEqual(expect.arrayContaining(['started', 'response', 'domcontentloaded', 'load', 'finished']));
     await end(id);
   });
@@ -335,7 +330,7 @@ describe('MCP over stdio', () => {
     expect(result.isError).toBeFalsy();
     // Chromium surfaces a popup once its first document commits, often after the opener's load: then the next call reports it.
     const isPopup = (event: { type: string }) => event.type === 'popup';
-    expect(await waitFor(async () => ((await sessionInfo(id))?.recentEvents ?? []).some(isPopup), 5_000)).toBe(true);
+    expect(await waitFor(async () => ((await sessionInfo(id))?.recentEvents ?? []).some(isPopup), 30_000)).toBe(true);
     const next = await navigate(id, site.url('/index.html'));
     const popups = [...pageEvents(result), ...pageEvents(next)].filter(isPopup);
     expect(popups).toEqual([expect.objectContaining({ type: 'popup', url: site.url('/page2.html') })]);
@@ -350,20 +345,25 @@ describe('MCP over stdio', () => {
     await end(id);
   });
 
-  it('a session stuck in an infinite-loop page does not block another session and recovers after the timeout', async () => {
-    const [busy, other] = await Promise.all([start(), start()]);
-    let stuckSettled = false;
-    const stuck = navigate(busy, site.url('/loop.html'), { options: { timeout: 6_000 } }).finally(() => (stuckSettled = true));
-    // The busy session's browser has fetched the looping page before the other session starts.
-    await expect.poll(() => site.requests.some((request) => request.url === '/loop.html')).toBe(true);
-    const output = await okNav(other, site.url('/index.html'));
-    expect(output.data.result!.status).toBe(200);
-    // The other session finished while the busy one was still spinning.
-    expect(stuckSettled).toBe(false);
-    expect(errorCode(await stuck)).toBe('navigation_timeout');
-    // The hung page is swapped for a fresh one, so the busy session works again and says why.
-    expect((await okNav(busy, site.url('/page2.html'))).data.result!.status).toBe(200);
-    expect((await sessionInfo(busy))!.recentEvents.map((event) => event.type)).toContain('unresponsive');
-    await Promise.all([end(busy), end(other)]);
-  });
+  it(
+    'a session stuck in an infinite-loop page does not block another session and recovers after the timeout',
+    { timeout: 120_000 },
+    async () => {
+      const [busy, other] = await Promise.all([start(), start()]);
+      let stuckSettled = false;
+      // 15 s: the other session's navigate must finish inside it even on a loaded machine.
+      const stuck = navigate(busy, site.url('/loop.html'), { options: { timeout: 15_000 } }).finally(() => (stuckSettled = true));
+      // The busy session's browser has fetched the looping page before the other session starts.
+      await expect.poll(() => site.requests.some((request) => request.url === '/loop.html'), { timeout: 30_000 }).toBe(true);
+      const output = await okNav(other, site.url('/index.html'));
+      expect(output.data.result!.status).toBe(200);
+      // The other session finished while the busy one was still spinning.
+      expect(stuckSettled).toBe(false);
+      expect(errorCode(await stuck)).toBe('navigation_timeout');
+      // The hung page is swapped for a fresh one, so the busy session works again and says why.
+      expect((await okNav(busy, site.url('/page2.html'))).data.result!.status).toBe(200);
+      expect((await sessionInfo(busy))!.recentEvents.map((event) => event.type)).toContain('unresponsive');
+      await Promise.all([end(busy), end(other)]);
+    },
+  );
 });

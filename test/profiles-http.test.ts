@@ -131,23 +131,26 @@ describe('profiles over REST and MCP', () => {
     expect((await api(server.url, 'GET', '/v1/openapi.json')).json.paths['/v1/sessions/{id}/state']).toBeDefined();
   });
 
-  it('drives the same operations through the MCP profiles tool and session_start/session_end', async () => {
+  it('drives the same operations through the MCP profile_list tool (state, save, delete folded in) and session_start/session_end', async () => {
     const client = await mcpClient(server, KEY_A);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name)).toContain('profiles');
+      expect(tools.map((tool) => tool.name)).toContain('profile_list');
       const started = await call(client, 'session_start', { profile: 'work' });
       const sessionId = (started.structuredContent as { id: string }).id;
-      const state = await call(client, 'profiles', { action: 'state', sessionId });
-      expect((state.structuredContent as { state: { cookies: Array<{ name: string }> } }).state.cookies[0]!.name).toBe('ledger_session');
-      const saved = await call(client, 'profiles', { action: 'save', sessionId, name: 'from-mcp' });
-      expect(saved.structuredContent).toMatchObject({ saved: { name: 'from-mcp', cookies: 1 } });
-      expect((await call(client, 'profiles', { action: 'list' })).structuredContent).toMatchObject({
+      const state = await call(client, 'profile_list', { operation: 'session_state', sessionId });
+      expect((state.structuredContent as { cookies: Array<{ name: string }> }).cookies[0]!.name).toBe('ledger_session');
+      const saved = await call(client, 'profile_list', { operation: 'profile_save', sessionId, name: 'from-mcp' });
+      expect(saved.structuredContent).toMatchObject({ name: 'from-mcp', cookies: 1 });
+      expect((await call(client, 'profile_list', {})).structuredContent).toMatchObject({
         profiles: [{ name: 'from-mcp' }, { name: 'work' }],
       });
       expect((await call(client, 'session_end', { sessionId, saveProfile: true })).isError).toBeFalsy();
-      expect((await call(client, 'profiles', { action: 'delete', name: 'from-mcp' })).structuredContent).toEqual({ deleted: 'from-mcp' });
-      const missing = await call(client, 'profiles', { action: 'save' });
+      expect((await call(client, 'profile_list', { operation: 'profile_delete', name: 'from-mcp' })).structuredContent).toEqual({
+        success: true,
+      });
+      expect((await call(client, 'profile_list', {})).structuredContent).toMatchObject({ profiles: [{ name: 'work' }] });
+      const missing = await call(client, 'profile_list', { operation: 'profile_save' });
       expect(missing.isError).toBe(true);
       expect((missing._meta as { error: { code: string } }).error.code).toBe('invalid_argument');
       const other = await mcpClient(server, KEY_B);
@@ -186,8 +189,8 @@ describe('profiles over REST and MCP', () => {
       expect(onB).toMatch(/^b\./);
       expect((await homeOf(b, KEY_A, onB)).status).toBe('Signed in as alice');
       const client = await mcpClient(a, KEY_A);
-      const saved = await call(client, 'profiles', { action: 'save', sessionId: onB });
-      expect(saved.structuredContent).toMatchObject({ saved: { name: 'shared' } });
+      const saved = await call(client, 'profile_list', { operation: 'profile_save', sessionId: onB });
+      expect(saved.structuredContent).toMatchObject({ name: 'shared' });
       await client.close();
       expect((await api(a.url, 'GET', '/v1/profiles', { key: KEY_A })).json.data.profiles.map((p: { name: string }) => p.name)).toEqual([
         'shared',

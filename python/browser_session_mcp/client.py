@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, List, Mapping, Optional, Sequence, Set
 from urllib.parse import quote
 
-from ._transport import Transport
+from ._transport import Transport, compact as _compact
 from .errors import ServiceError
 from .profiles import Profiles, StorageState
 from .session import Session
@@ -69,17 +69,59 @@ class Sessions:
         self._transport = transport
         self._open = open_ids
 
-    def start(self, profile: Optional[str] = None, storage_state: Optional[StorageState] = None) -> Session:
+    def start(
+        self,
+        *,
+        viewport: Optional[Mapping[str, int]] = None,
+        device: Optional[str] = None,
+        locale: Optional[str] = None,
+        timezone_id: Optional[str] = None,
+        geolocation: Optional[Mapping[str, float]] = None,
+        color_scheme: Optional[str] = None,
+        reduced_motion: Optional[str] = None,
+        user_agent: Optional[str] = None,
+        extra_http_headers: Optional[Mapping[str, str]] = None,
+        java_script_enabled: Optional[bool] = None,
+        proxy: Optional[Mapping[str, str]] = None,
+        block_resources: Optional[Sequence[str]] = None,
+        block_urls: Optional[Sequence[str]] = None,
+        timeout_ms: Optional[int] = None,
+        profile: Optional[str] = None,
+        storage_state: Optional[StorageState] = None,
+        **options: Any,
+    ) -> Session:
         """Starts an isolated browser session at about:blank. Use it as a context manager to end it.
 
+        The options are session_start's (docs/sessions.md), in snake_case: ``viewport={"width": 390, "height": 844}``,
+        ``device="Pixel 7"``, ``locale``, ``timezone_id``, ``geolocation={"latitude": .., "longitude": ..}``,
+        ``color_scheme``, ``reduced_motion``, ``user_agent``, ``extra_http_headers``, ``java_script_enabled``,
+        ``proxy={"server": "http://host:port", "username": .., "password": ..}``, ``block_resources=["image"]``,
+        ``block_urls``, ``timeout_ms``. Other keyword arguments are sent as they are (the server's own names).
+
         ``profile`` starts it from a saved profile of this API key, ``storage_state`` from a state you hold (what
-        ``session.state()`` answered): either way it is logged in where that state was.
+        ``session.state()`` answered): either way it is logged in where that state was (docs/profiles.md).
         """
-        body: Dict[str, Any] = {}
-        if profile is not None:
-            body["profile"] = profile
-        if storage_state is not None:
-            body["storageState"] = storage_state
+        body = _compact(
+            {
+                "viewport": dict(viewport) if viewport else None,
+                "device": device,
+                "locale": locale,
+                "timezoneId": timezone_id,
+                "geolocation": dict(geolocation) if geolocation else None,
+                "colorScheme": color_scheme,
+                "reducedMotion": reduced_motion,
+                "userAgent": user_agent,
+                "extraHTTPHeaders": dict(extra_http_headers) if extra_http_headers is not None else None,
+                "javaScriptEnabled": java_script_enabled,
+                "proxy": dict(proxy) if proxy else None,
+                "blockResources": list(block_resources) if block_resources is not None else None,
+                "blockUrls": list(block_urls) if block_urls is not None else None,
+                "timeoutMs": timeout_ms,
+                "profile": profile,
+                "storageState": storage_state,
+                **options,
+            }
+        )
         info = SessionInfo.from_json(self._transport.request("POST", "/v1/sessions/start", body)["data"])
         self._open.add(info.id)
         return Session(self._transport, info, on_end=self._open.discard)

@@ -75,6 +75,10 @@ class SessionInfo:
     recent_events: List[PageEvent]
     #: The session's pages (several only with the server's ``--popups tab``).
     tabs: List["TabInfo"] = field(default_factory=list)
+    #: The session_start options in force; the proxy password and header values show as ``"***"``.
+    options: Dict[str, Any] = field(default_factory=dict)
+    #: Requests blocked by ``block_resources`` / ``block_urls`` so far (None when the session blocks nothing).
+    blocked_requests: Optional[int] = None
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> "SessionInfo":
@@ -88,6 +92,8 @@ class SessionInfo:
             expires_at=raw["expiresAt"],
             recent_events=[PageEvent.from_json(e) for e in _get(raw, "recentEvents", [])],
             tabs=[TabInfo.from_json(t) for t in _get(raw, "tabs", [])],
+            options=dict(_get(raw, "options", {})),
+            blocked_requests=_get(raw, "blockedRequests", None),
         )
 
 

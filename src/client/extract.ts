@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { ServiceError } from '../core/errors.js';
-import { ExtractOptions } from '../core/extract.js';
+import type { ExtractOptions } from '../core/extract.js';
+import { WRAPPED_RESULT_KEY } from '../core/extract-schema.js';
+import { extractOperation } from '../core/operations/extract.js';
 import type { BrowserService } from '../core/service.js';
 import type { Usage } from '../core/usage.js';
-import { describeIssues, parseInput, toJsonSchema } from '../core/validation.js';
-import { settle, type OperationRunOptions } from './result.js';
+import { describeIssues, toJsonSchema } from '../core/validation.js';
+import { runOperation, type OperationRunOptions } from './result.js';
 
 /** ExtractOptions of the library: the schema may be a zod schema (the result is then typed by it) or a JSON Schema. */
 export type LibraryExtractOptions<S = z.ZodType | Record<string, unknown>> = Omit<ExtractOptions, 'schema'> & { schema?: S };
@@ -19,7 +21,6 @@ export interface ExtractRunOptions extends OperationRunOptions {
 
 export interface LibraryExtractCall {
   service: BrowserService;
-  owner: string;
   sessionId: string;
   options: string | LibraryExtractOptions | undefined;
   run?: ExtractRunOptions;
@@ -29,14 +30,15 @@ export interface LibraryExtractCall {
  * page.extract: zod schemas become JSON Schema for the core; the library answers the raw value (the core says whether
  * a schema was an object schema), checked again by zod when the schema was one.
  */
-export async function libraryExtract({ service, owner, sessionId, options, run = {} }: LibraryExtractCall): Promise<unknown> {
+export async function libraryExtract({ service, sessionId, options, run = {} }: LibraryExtractCall): Promise<unknown> {
   const given: LibraryExtractOptions = typeof options === 'string' ? { instruction: options } : (options ?? {});
   const zodSchema = given.schema instanceof z.ZodType ? given.schema : undefined;
-  const schema = zodSchema ? toJsonSchema(zodSchema, 'input') : (given.schema as Record<string, unknown> | undefined);
-  const parsed = parseInput(ExtractOptions, { ...given, schema }, 'extract options');
-  const outcome = await service.extract(owner, sessionId, parsed, { signal: run.signal });
+  const schema = zodSchema ? toJsonSchema(zodSchema, 'input') : given.schema;
+  const input = { ...given, ...(schema !== undefined ? { schema } : {}), sessionId };
+  const outcome = await runOperation({ service, operation: extractOperation, input, run });
   if (outcome.usage) run.onUsage?.(outcome.usage);
-  const { result } = settle(outcome, run);
+  // Every door answers objects; the library answers the data itself, also for non-object schemas.
+  const result = outcome.wrapped ? (outcome.result as Record<string, unknown>)[WRAPPED_RESULT_KEY] : outcome.result;
   if (!zodSchema) return result;
   // Refinements and transforms have no JSON Schema form; zod has the last word.
   const checked = zodSchema.safeParse(result);

@@ -1,26 +1,40 @@
 import { z } from 'zod';
 import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, type AgentResult } from '../core/agent/schema.js';
 import type { ServiceConfig } from '../core/config.js';
-import { Action, ActRequest, ObserveRequest, ScreenshotRequest, type ActResult, type ObserveResult } from '../core/act/index.js';
+import type { Action, ActRequest, ActResult, ObserveRequest, ObserveResult, ScreenshotRequest } from '../core/act/index.js';
+import type { NavigateRequest, NavigationResponse } from '../core/navigate.js';
 import type { ProgressEvent } from '../core/operation.js';
-import type { NavigateRequest, NavigateResponse, NavigationResponse } from '../core/navigate.js';
+import { outcomeMeta } from '../core/outcome.js';
+import { actOperation, observeOperation } from '../core/operations/act.js';
+import { findOperation, type BinaryResult, type OperationName, OPERATIONS } from '../core/operations/index.js';
+import { navigateOperation } from '../core/operations/navigate.js';
+import { profileDelete, profileList, profileSave, sessionState } from '../core/operations/profiles.js';
+import { screenshotOperation } from '../core/operations/screenshot.js';
+import { sessionEnd, sessionStart } from '../core/operations/sessions.js';
 import { BrowserService } from '../core/service.js';
+import { ServiceError } from '../core/errors.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
-import type { PageEvent, SessionInfo } from '../core/sessions.js';
+import { SessionOptions, type PageEvent, type SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
-import { LIBRARY_OWNER } from '../door.js';
-import { settle, type OperationRunOptions } from './result.js';
-import {
-  EndSessionRequest,
-  SaveProfileRequest,
-  SessionStart,
-  StateRequest,
-  type ProfileInfo,
-  type ProfileList,
-  type StorageState,
-} from '../core/state/index.js';
+import { interfaceEnvelope, LIBRARY_OWNER } from '../door.js';
+import { runOperation, type OperationRunOptions } from './result.js';
+import type { EndSessionRequest, ProfileInfo, ProfileList, StateRequest, StorageState } from '../core/state/index.js';
+
+type OperationOf<N extends OperationName> = Extract<(typeof OPERATIONS)[number], { name: N }>;
+/** The input of an operation as the library takes it: its fields, and sessionId for operations on a session. */
+export type OperationInput<N extends OperationName> = z.input<OperationOf<N>['input']> & { sessionId?: string };
+/** What an operation resolves to (a BinaryResult for operations answering bytes). */
+export type OperationResult<N extends OperationName> = Awaited<ReturnType<OperationOf<N>['run']>>['result'];
+
+/** The service interface's navigate answer: `{success, data: {result, actionId}}`. */
+export interface NavigateResponse {
+  success: true;
+  data: { result: NavigationResponse | null; actionId: string };
+}
 
 export type BrowserSessionsOptions = Partial<ServiceConfig>;
+/** The options of session_start (viewport, device, locale, proxy, blockResources, timeoutMs...). */
+export type SessionStartOptions = z.input<typeof SessionOptions>;
 
 /** The TypeScript library: the same core as the MCP and REST doors, in-process. */
 export class BrowserSessions {
@@ -30,20 +44,37 @@ export class BrowserSessions {
     this.service = new BrowserService(options);
   }
 
-  /** A new session; `{storageState}` or `{profile}` (options.profiles set) starts it logged in where that state was. */
-  async startSession(start: SessionStart = {}): Promise<BrowserSession> {
-    const info = await this.service.startSession(LIBRARY_OWNER, parseInput(SessionStart, start, 'session start options'));
-    return new BrowserSession(this.service, info);
+  /**
+   * Starts a session; `options` as session_start takes them (docs/sessions.md), validated the same way. `{storageState}`
+   * or `{profile}` (options.profiles set) starts it logged in where that state was (docs/profiles.md).
+   */
+  async startSession(options: SessionStartOptions = {}): Promise<BrowserSession> {
+    const { result } = await runOperation({ service: this.service, operation: sessionStart, input: options });
+    return new BrowserSession(this.service, result as SessionInfo);
   }
 
   /** The named profiles kept under `options.profiles.dir` (docs/profiles.md). */
   readonly profiles = {
-    list: (): Promise<ProfileList> => this.service.listProfiles(LIBRARY_OWNER),
-    delete: (name: string): Promise<void> => this.service.deleteProfile(LIBRARY_OWNER, name),
+    list: async (): Promise<ProfileList> =>
+      (await runOperation({ service: this.service, operation: profileList, input: {} })).result as ProfileList,
+    delete: async (name: string): Promise<void> => {
+      await runOperation({ service: this.service, operation: profileDelete, input: { name } });
+    },
   };
 
   list(): SessionInfo[] {
     return this.service.listSessions(LIBRARY_OWNER);
+  }
+
+  /**
+   * Any operation of the table by name, its input checked by the same schema as over MCP and REST:
+   * `call('navigate', {sessionId, url})`. Resolves to the operation's result; `run.onOutcome` gets its metadata.
+   */
+  async call<N extends OperationName>(name: N, input: OperationInput<N>, run: OperationRunOptions = {}): Promise<OperationResult<N>> {
+    const operation = findOperation(name);
+    if (!operation) throw new ServiceError('invalid_argument', `Unknown operation "${String(name)}".`);
+    const { result } = await runOperation({ service: this.service, operation, input: input as Record<string, unknown>, run });
+    return result as OperationResult<N>;
   }
 
   /** Ends every session and closes the browser. */
@@ -70,26 +101,24 @@ export class BrowserSession {
 
   /** The library's one navigate shape, the interface's: `{success, data: {result, actionId}}`; result is null for same-document navigations. */
   navigate(url: string, options: Omit<NavigateRequest, 'url'> = {}, run: OperationRunOptions = {}): Promise<NavigateResponse> {
-    return libraryNavigate({ service: this.service, sessionId: this.id, req: { url, ...options }, run });
+    return libraryNavigate({ service: this.service, input: { ...options, url, sessionId: this.id }, run });
   }
 
   /** Ends the session; `{saveProfile: true}` first saves it to the profile it started from. */
-  end(options: EndSessionRequest = {}): Promise<void> {
-    return this.service.endSession(LIBRARY_OWNER, this.id, parseInput(EndSessionRequest, options, 'end options'));
+  async end(options: EndSessionRequest = {}): Promise<void> {
+    await runOperation({ service: this.service, operation: sessionEnd, input: { ...options, sessionId: this.id } });
   }
 
   /** The session's storage state now: pass it to startSession({storageState}) to start another session the same way. */
   async state(options: StateRequest = {}, run: OperationRunOptions = {}): Promise<StorageState> {
-    const outcome = await this.service.sessionState(LIBRARY_OWNER, this.id, parseInput(StateRequest, options, 'state options'), {
-      signal: run.signal,
-    });
-    return settle(outcome, run).result;
+    const input = { ...options, sessionId: this.id };
+    return (await runOperation({ service: this.service, operation: sessionState, input, run })).result as StorageState;
   }
 
   /** Saves the session's state as a named profile (default: the profile it started from); the last save wins. */
   async saveProfile(name?: string, run: OperationRunOptions = {}): Promise<ProfileInfo> {
-    const request = parseInput(SaveProfileRequest, name === undefined ? {} : { name }, 'profile name');
-    return settle(await this.service.saveProfile(LIBRARY_OWNER, this.id, request, { signal: run.signal }), run).result;
+    const input = { ...(name === undefined ? {} : { name }), sessionId: this.id };
+    return (await runOperation({ service: this.service, operation: profileSave, input, run })).result as ProfileInfo;
   }
 
   /** An agent on this session (2.6); besides the wire form, `tools` with zod schemas and connected MCP `Client`s are allowed. */
@@ -141,7 +170,8 @@ export class SessionAgent {
       { agentConfig: this.config, executeOptions },
       { signal: run.signal, progress: run.onProgress },
     );
-    return settle(outcome, run).result;
+    run.onOutcome?.(outcomeMeta(outcome));
+    return outcome.result;
   }
 }
 
@@ -153,7 +183,7 @@ export class SessionPage {
 
   /** Shorthand for `(await session.navigate(url, {options})).data.result`: the navigation response, or null. */
   async goto(url: string, options: NavigateRequest['options'] = {}, run: OperationRunOptions = {}): Promise<NavigationResponse | null> {
-    return (await libraryNavigate({ service: this.service, sessionId: this.sessionId, req: { url, options }, run })).data.result;
+    return (await libraryNavigate({ service: this.service, input: { url, options, sessionId: this.sessionId }, run })).data.result;
   }
 
   /** `extract()` -> {pageText}; `extract(instruction)` -> {extraction}; `extract({instruction, schema, ...})` -> the data, typed by a zod schema. */
@@ -162,7 +192,7 @@ export class SessionPage {
   extract<S extends ZodSchema>(options: LibraryExtractOptions<S> & { schema: S }, run?: ExtractRunOptions): Promise<Infer<S>>;
   extract(options: LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown>;
   extract(options?: string | LibraryExtractOptions, run?: ExtractRunOptions): Promise<unknown> {
-    return libraryExtract({ service: this.service, owner: LIBRARY_OWNER, sessionId: this.sessionId, options, run });
+    return libraryExtract({ service: this.service, sessionId: this.sessionId, options, run });
   }
 
   /**
@@ -171,43 +201,35 @@ export class SessionPage {
    */
   async act(request: string | Action | ActRequest, run: OperationRunOptions = {}): Promise<ActResult & { pageEvents: PageEvent[] }> {
     const given = typeof request === 'string' ? { instruction: request } : request && 'method' in request ? { action: request } : request;
-    const outcome = await this.service.act(LIBRARY_OWNER, this.sessionId, parseInput(ActRequest, given, 'act request'), {
-      signal: run.signal,
-    });
-    return { ...settle(outcome, run).result, pageEvents: outcome.pageEvents };
+    const outcome = await this.run(actOperation, given, run);
+    return { ...(outcome.result as ActResult), pageEvents: outcome.pageEvents };
   }
 
   /** `observe()`: every element one can act on, no model; `observe(instruction)` or `observe({instruction, selector, iframes, ...})`. */
   async observe(request: string | ObserveRequest = {}, run: OperationRunOptions = {}): Promise<ObserveResult> {
     const given = typeof request === 'string' ? { instruction: request } : request;
-    const outcome = await this.service.observe(LIBRARY_OWNER, this.sessionId, parseInput(ObserveRequest, given, 'observe request'), {
-      signal: run.signal,
-    });
-    return settle(outcome, run).result;
+    return (await this.run(observeOperation, given, run)).result as ObserveResult;
   }
 
   /** The image (PNG by default), within the size caps of SCREENSHOT_LIMITS. */
   async screenshot(request: ScreenshotRequest = {}, run: OperationRunOptions = {}): Promise<Buffer> {
-    const outcome = await this.service.screenshot(
-      LIBRARY_OWNER,
-      this.sessionId,
-      parseInput(ScreenshotRequest, request, 'screenshot options'),
-      {
-        signal: run.signal,
-      },
-    );
-    return settle(outcome, run).result.image;
+    return ((await this.run(screenshotOperation, request, run)).result as BinaryResult).bytes;
+  }
+
+  private run(operation: Parameters<typeof runOperation>[0]['operation'], given: unknown, run: OperationRunOptions) {
+    // Anything but an object is refused by the schema, with the same message as over MCP and REST.
+    const input = typeof given === 'object' && given !== null ? { ...given, sessionId: this.sessionId } : given;
+    return runOperation({ service: this.service, operation, input: input as Record<string, unknown>, run });
   }
 }
 
 interface NavigateCall {
   service: BrowserService;
-  sessionId: string;
-  req: NavigateRequest;
+  input: Record<string, unknown>;
   run: OperationRunOptions;
 }
 
-async function libraryNavigate({ service, sessionId, req, run }: NavigateCall): Promise<NavigateResponse> {
-  const { result, actionId } = settle(await service.navigate(LIBRARY_OWNER, sessionId, req, { signal: run.signal }), run);
-  return { success: true, data: { result, actionId } };
+async function libraryNavigate({ service, input, run }: NavigateCall): Promise<NavigateResponse> {
+  const { result, meta } = await runOperation({ service, operation: navigateOperation, input, run });
+  return interfaceEnvelope(result as NavigationResponse | null, meta);
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RemoteLaunchOptions } from './hosts/remote.js';
 import type { Egress, EgressPolicyName } from './egress/index.js';
+import type { SessionOptionsRules } from './session/options.js';
 
 /** Everything the core needs to run; the CLI and the library build it from flags and options. */
 export interface ServiceConfig {
@@ -33,6 +34,8 @@ export interface ServiceConfig {
   outboundTimeoutMs?: number;
   /** Built by BrowserService from the three options above; leave unset. */
   egress?: Egress;
+  /** Which session_start options callers may use; unset: all (docs/sessions.md). */
+  sessionOptions?: SessionOptionsRules;
   /** Popups and target=_blank: closed and reported (default), or kept as tabs of the session. */
   popups?: PopupPolicy;
   /** Default model for extract and the agent, e.g. "openai/gpt-4.1-mini". */

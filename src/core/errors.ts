@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   session_unavailable: 503,
   navigation_timeout: 504,
   host_not_allowed: 403,
+  option_not_allowed: 403,
   unsupported_media_type: 415,
 } as const;
 

@@ -13,7 +13,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
   ajv: Ajv2020,
 ) => void;
 const URL_FORMATS = new Set(['uri', 'url', 'iri']);
-const WRAP_KEY = 'value';
+/** Key of a non-object result, for the model and in every door's answer (`wrapped: true`). */
+export const WRAPPED_RESULT_KEY = 'value';
 /** Annotation keywords common in real-world schemas (OpenAPI, zod) that Ajv does not know; dropped before compiling. */
 const DROPPED = new Set(['example', 'discriminator', 'xml', 'externalDocs', '$schema', '$id', 'id']);
 const SCHEMA_KEYWORDS = ['type', 'properties', '$ref', 'anyOf', 'oneOf', 'allOf', 'enum', 'const', 'items'];
@@ -60,7 +61,7 @@ export function prepareSchema(input: Json): PreparedSchema {
   if (!isObject) {
     // Providers want an object at the top; $defs stay at the root so "#/$defs/..." refs still resolve.
     const { $defs, definitions, ...rest } = normalised;
-    schema = { type: 'object', properties: { [WRAP_KEY]: rest }, required: [WRAP_KEY], additionalProperties: false };
+    schema = { type: 'object', properties: { [WRAPPED_RESULT_KEY]: rest }, required: [WRAPPED_RESULT_KEY], additionalProperties: false };
     if ($defs) schema.$defs = $defs;
     if (definitions) schema.definitions = definitions;
   }
@@ -80,8 +81,13 @@ export function needsWrapping(schema: Record<string, unknown>): boolean {
   return !(schema.type === 'object' && !schema.anyOf && !schema.oneOf);
 }
 
+/** A result as an object: `{value: result}` when the schema was not an object schema. */
+export function wrapResult(result: unknown, wrapped: boolean): Record<string, unknown> {
+  return wrapped ? { [WRAPPED_RESULT_KEY]: result } : (result as Record<string, unknown>);
+}
+
 export function unwrap(prepared: PreparedSchema, value: Record<string, unknown>): unknown {
-  return prepared.wrapped ? value[WRAP_KEY] : value;
+  return prepared.wrapped ? value[WRAPPED_RESULT_KEY] : value;
 }
 
 function compile(ajv: Ajv2020, schema: Json): ValidateFunction {
@@ -145,7 +151,7 @@ function isUrlField(node: Json): boolean {
   return typeof node.format === 'string' && URL_FORMATS.has(node.format) && types.includes('string');
 }
 
-const REF_HINT = 'Answer with the element ref of the link in the page text (the id in [brackets], e.g. "0-12"), not with a URL.';
+const REF_HINT = 'Answer with the element ref of the link in the page text (the id in [brackets], e.g. "12"), not with a URL.';
 
 function toModelSchema(schema: Json): unknown {
   return mapSchema(schema, (node) => {
@@ -189,7 +195,7 @@ export function mapUrlRefs(
       if (href) return href;
       if (knownHrefs.has(v)) return v;
       errors.push(
-        `${path || '(root)'}: "${v.slice(0, 80)}" is not the ref of a link in the page text; answer with a link's ref like "0-12", or null/omit it if there is none`,
+        `${path || '(root)'}: "${v.slice(0, 80)}" is not the ref of a link in the page text; answer with a link's ref like "12", or null/omit it if there is none`,
       );
       return v;
     }

@@ -2,7 +2,7 @@ import { errors as playwrightErrors, type Frame, type Response } from 'playwrigh
 import { z } from 'zod';
 import { DEFAULTS } from './config.js';
 import { checkNavigationEgress, watchRefusedNavigation } from './egress/index.js';
-import { cancelledError, ServiceError, throwIfAborted } from './errors.js';
+import { cancelledError, isServiceError, ServiceError, throwIfAborted } from './errors.js';
 import { withTimeout, type OperationContext } from './operation.js';
 import type { Session, WatchedPage } from './sessions.js';
 
@@ -42,19 +42,6 @@ export const NavigationResponse = z.object({
   timing: z.object({ startTime: z.number(), responseStart: z.number(), responseEnd: z.number() }).partial().optional(),
 });
 export type NavigationResponse = z.infer<typeof NavigationResponse>;
-
-export const NavigateResponse = z
-  .object({
-    success: z.boolean(),
-    data: z
-      .object({
-        result: NavigationResponse.nullable().describe('The navigation response, or null for same-document navigations and about:blank.'),
-        actionId: z.string().describe('Id of this operation, made by the door that ran it.'),
-      })
-      .strict(),
-  })
-  .strict();
-export type NavigateResponse = z.infer<typeof NavigateResponse>;
 
 export interface NavigatePolicy {
   allowFileUrls: boolean;
@@ -117,6 +104,9 @@ export async function navigate(
     loading.catch(() => undefined);
     response = await Promise.race([loading, cancelled.promise]);
   } catch (err) {
+    // Dropped before the new document committed (say, waiting for response headers): Chromium would keep the navigation
+    // pending, and every later script call on the page waits for it. Stop it, so the page that was there stays usable.
+    if (isServiceError(err) && err.code === 'cancelled' && !commits.committed) await stopLoading(session.watched);
     // A failed load is only over once Chromium has committed its error page; otherwise that commit cancels the next navigate.
     if (err instanceof Error && /net::ERR_/.test(err.message)) await commits.errorPage(2_000);
     if (err instanceof playwrightErrors.TimeoutError) {

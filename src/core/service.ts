@@ -20,8 +20,9 @@ import { throwIfAborted } from './errors.js';
 import { extract, type ExtractOptions } from './extract.js';
 import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
 import type { OperationContext } from './operation.js';
-import { SessionRegistry, type PageEvent, type Session, type SessionInfo } from './sessions.js';
+import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
 import type { Usage } from './usage.js';
+import type { Outcome } from './outcome.js';
 import { watchSettle } from './snapshot/settle.js';
 import {
   ProfileStore,
@@ -30,26 +31,11 @@ import {
   type ProfileInfo,
   type ProfileList,
   type SaveProfileRequest,
-  type SessionStart,
   type StateRequest,
   type StorageState,
 } from './state/index.js';
 
-/**
- * The plain result of an operation on a session, with its metadata: what the page did meanwhile (dialogs, popups,
- * crashes) and the model usage when a model was called. Doors shape it (envelope, actionId, structuredContent).
- */
-export interface Outcome<T> {
-  result: T;
-  pageEvents: PageEvent[];
-  /** Token usage of the operation's model calls; absent when none was made (or, for the agent, inside its result). */
-  usage?: Usage;
-}
-
-/** An extract outcome: `wrapped` tells the doors whose results must be objects to send `{value: result}`. */
-export interface ExtractionOutcome extends Outcome<unknown> {
-  wrapped: boolean;
-}
+export type { Outcome } from './outcome.js';
 
 /** One host as a readiness check shows it: nothing that could carry credentials or internal error text. */
 export interface HostReadiness {
@@ -95,6 +81,7 @@ export class BrowserService {
       logger,
     };
     this.logger = logger;
+    if (this.config.sessionOptions) checkOptionRules(this.config.sessionOptions);
     const cdpEndpoints = [...(this.config.cdpEndpoint ? [this.config.cdpEndpoint] : []), ...(this.config.cdpEndpoints ?? [])];
     this.egress = this.config.egress = new Egress({
       ...this.config,
@@ -108,10 +95,13 @@ export class BrowserService {
     this.profiles = new SessionProfiles(profiles ? new ProfileStore({ ...profiles, logger }) : undefined);
   }
 
-  /** A new session, from a storage state or a saved profile when `start` names one. */
-  async startSession(owner: string, start: SessionStart = {}): Promise<SessionInfo> {
-    const { storageState, profile } = await this.profiles.initial(owner, start);
-    const session = await this.sessions.start(owner, { storageState });
+  /**
+   * Starts a session; `options` must already be valid against SessionOptions (each door parses them). With
+   * `storageState` or `profile` its context starts from that state (checked and loaded here, src/core/state).
+   */
+  async startSession(owner: string, options: SessionOptions = {}): Promise<SessionInfo> {
+    const { storageState, profile } = await this.profiles.initial(owner, options);
+    const session = await this.sessions.start(owner, options, { storageState });
     this.profiles.startedFrom(session, profile);
     return session.info(this.sessions.idleTimeoutMs);
   }
@@ -155,26 +145,33 @@ export class BrowserService {
     return this.operate(owner, id, (session) => navigate(session, req, this.config, ctx), ctx);
   }
 
-  async extract(owner: string, id: string, options: ExtractOptions, ctx: OperationContext = {}): Promise<ExtractionOutcome> {
-    const { result, pageEvents } = await this.operate(owner, id, (session) => extract(session, options, this.config, ctx), ctx);
-    return { result: result.result, wrapped: result.wrapped, pageEvents, ...(result.usage ? { usage: result.usage } : {}) };
+  /** `wrapped` says the schema was not an object schema (the result is the bare value). */
+  extract(
+    owner: string,
+    id: string,
+    options: ExtractOptions,
+    ctx: OperationContext = {},
+  ): Promise<Outcome<unknown> & { wrapped: boolean }> {
+    return this.produce(owner, id, (session) => extract(session, options, this.config, ctx), ctx) as Promise<
+      Outcome<unknown> & { wrapped: boolean }
+    >;
   }
 
   /** One action on the page, by ref or by instruction, and what it changed. */
-  async act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
-    return liftUsage(await this.operate(owner, id, (session) => act(session, req, this.config, ctx), ctx));
+  act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
+    return this.produce(owner, id, async (session) => withoutUsage(await act(session, req, this.config, ctx)), ctx);
   }
 
   /** The elements one can act on, each with the method that fits it; with an instruction, those a model picks. */
-  async observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
-    return liftUsage(await this.operate(owner, id, (session) => observe(session, req, this.config, ctx), ctx));
+  observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
+    return this.produce(owner, id, async (session) => withoutUsage(await observe(session, req, this.config, ctx)), ctx);
   }
 
   screenshot(owner: string, id: string, req: ScreenshotRequest, ctx: OperationContext = {}): Promise<Outcome<Screenshot>> {
     return this.operate(owner, id, (session) => screenshot(session, req), ctx);
   }
 
-  /** Runs the agent in the session's queue, so nothing else touches the page until it has finished. */
+  /** Runs the agent in the session's queue, so nothing else touches the page until it has finished; its usage stays in its result. */
   agentExecute(owner: string, id: string, req: AgentExecuteRequest, ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
     return this.operate(
       owner,
@@ -188,14 +185,24 @@ export class BrowserService {
    * Runs `work` in the session's queue and collects the page events the caller has not been told about: those of
    * this operation and any that surfaced after the previous one returned. They are also sent as progress.
    */
-  async operate<T>(owner: string, id: string, work: (session: Session) => Promise<T>, ctx: OperationContext = {}): Promise<Outcome<T>> {
+  operate<T>(owner: string, id: string, work: (session: Session) => Promise<T>, ctx: OperationContext = {}): Promise<Outcome<T>> {
+    return this.produce(owner, id, async (session) => ({ result: await work(session) }), ctx);
+  }
+
+  /** `operate` for work that reports model usage or wrapping beside its result. */
+  async produce<T>(
+    owner: string,
+    id: string,
+    work: (session: Session) => Promise<Produced<T>>,
+    ctx: OperationContext = {},
+  ): Promise<Outcome<T>> {
     return this.sessions.run(id, owner, async (session) => {
       // A client that went away while this waited in the queue gets nothing from running it.
       throwIfAborted(ctx.signal);
-      const result = await work(session);
+      const { result, usage, wrapped } = await work(session);
       const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
-      return { result, pageEvents };
+      return { result, pageEvents, ...(usage ? { usage } : {}), ...(wrapped !== undefined ? { wrapped } : {}) };
     });
   }
 
@@ -222,8 +229,14 @@ export class BrowserService {
   }
 }
 
-/** A result's model usage moves to the outcome, where every door reports it (as for extract). */
-function liftUsage<T extends { usage?: Usage }>(outcome: Outcome<T>): Outcome<Omit<T, 'usage'>> {
-  const { usage, ...result } = outcome.result;
-  return { result, pageEvents: outcome.pageEvents, ...(usage ? { usage } : {}) };
+/** What an operation's work produces: its result, and the model usage and wrapping the outcome reports. */
+export interface Produced<T> {
+  result: T;
+  usage?: Usage;
+  wrapped?: boolean;
+}
+
+/** A result that carries its model usage (act, observe) hands it to the outcome, where every door reports it. */
+function withoutUsage<T extends { usage?: Usage }>({ usage, ...result }: T): Produced<Omit<T, 'usage'>> {
+  return { result, ...(usage ? { usage } : {}) };
 }

@@ -5,5 +5,12 @@ export { WatchedPage, type PageWatcher } from './session/page.js';
 export { OperationQueue } from './session/queue.js';
 export { SessionPages, type SessionPagesOptions } from './session/pages.js';
 export { SessionRegistry, newSessionId, sessionInstance, type SessionRegistryOptions } from './session/registry.js';
-export { FrameInfoSchema, Session, SessionInfoSchema, type SessionInfo, type SessionOptions } from './session/session.js';
+export { FrameInfoSchema, Session, SessionInfoSchema, type SessionInfo, type SessionInit } from './session/session.js';
 export { FeatureState, stateKey, type StateKey } from './session/state.js';
+export {
+  SessionOptions,
+  SESSION_OPTION_NAMES,
+  checkOptionRules,
+  type SessionOptionsRules,
+  type SessionOptionName,
+} from './session/options.js';

@@ -3,6 +3,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { ServerResponse } from 'node:http';
 import { ServiceError } from '../core/errors.js';
 import { errorBody } from './errors.js';
+import { watchPeer } from './peer-liveness.js';
 import { FORWARDED_HEADER, type Peer } from './peers.js';
 
 /** A peer that does not accept the connection within this long is down. */
@@ -72,14 +73,18 @@ export function callPeer(call: PeerCall): Promise<IncomingMessage> {
   const https = url.protocol === 'https:';
   return new Promise((resolve, reject) => {
     let settled = false;
+    let answer: IncomingMessage | undefined;
     const timers: NodeJS.Timeout[] = [];
     const fail = (why: string) => {
       if (settled) return;
       settled = true;
       timers.forEach(clearTimeout);
+      unwatch();
       req.destroy();
       reject(unavailable(call.peer, why));
     };
+    // Bounds the whole exchange, headers and body (a stream's events, a JSON body), whatever the operation's length.
+    const unwatch = watchPeer(call.peer, (why) => (answer ? answer.destroy(unavailable(call.peer, why)) : fail(why)));
     const req: ClientRequest = (https ? httpsRequest : httpRequest)(url, {
       method: call.method,
       headers,
@@ -101,6 +106,8 @@ export function callPeer(call: PeerCall): Promise<IncomingMessage> {
       if (settled) return void res.destroy();
       settled = true;
       timers.forEach(clearTimeout);
+      answer = res;
+      res.once('close', unwatch);
       resolve(res);
     });
     req.on('error', (err: NodeJS.ErrnoException) => fail(err.code ?? err.message));

@@ -1,114 +1,98 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ERROR_STATUS, ServiceError, toServiceError, type ErrorCode } from '../core/errors.js';
-import type { SessionInfo } from '../core/sessions.js';
-import { errorResult, toCallToolResult } from '../mcp/result.js';
-import type { RemoteToolCall, RemoteTools, ToolOutput } from '../mcp/tool.js';
-import { agentSummary } from '../mcp/tools/agent-execute.js';
-import { extractionText } from '../mcp/tools/extract.js';
+import { ERROR_STATUS, ServiceError, type ErrorCode } from '../core/errors.js';
+import type { AnyOperation, BinaryResult } from '../core/operations/index.js';
+import type { Outcome } from '../core/outcome.js';
 import { credentialHeaders, peerJson, QUICK_HEADERS_TIMEOUT_MS } from './forward.js';
-import { listPeerSessions } from './peer-sessions.js';
+import { listOnPeers } from './peer-sessions.js';
 import type { Peer, Peers } from './peers.js';
 
-interface OperationData {
-  result: unknown;
-  actionId: string;
-  usage?: unknown;
+/** An MCP call as the MCP door hands it over (mcp/server.ts `RemoteCall`; typed here so no door imports another). */
+interface RemoteCall {
+  operation: AnyOperation;
+  input: Record<string, unknown>;
+  sessionId?: string;
+  headers?: Record<string, string | string[] | undefined>;
+  signal: AbortSignal;
+  local(): Promise<Outcome<unknown>>;
 }
 
-/** Each session tool's REST route on the peer, and how the route's `data` becomes the tool's own result. */
-interface ForwardedOperation {
-  route: string;
-  quick?: boolean;
-  shape(data: OperationData): ToolOutput<unknown>;
+interface RemoteAnswer {
+  outcome: Outcome<unknown>;
+  /** The id the peer gave the operation. */
+  actionId?: string;
+  unavailable?: string[];
 }
-
-const OPERATIONS: Record<string, ForwardedOperation> = {
-  navigate: {
-    route: 'navigate',
-    shape: ({ result, actionId }) => ({ structured: { success: true, data: { result, actionId } }, meta: { actionId } }),
-  },
-  extract: {
-    route: 'extract',
-    shape: ({ result, actionId, usage }) => ({
-      structured: result,
-      text: extractionText(result as Record<string, unknown>),
-      meta: { actionId, ...(usage ? { usage } : {}) },
-    }),
-  },
-  agent_execute: {
-    route: 'agentExecute',
-    shape: ({ result, actionId }) => ({ structured: result, text: agentSummary(result as never), meta: { actionId } }),
-  },
-  session_end: { route: 'end', quick: true, shape: () => ({ structured: { success: true } }) },
-};
-
-/** The profiles tool's session actions (its list and delete need no session and run here). */
-const PROFILE_ACTIONS: Record<string, ForwardedOperation & { body(args: Record<string, unknown>): Record<string, unknown> }> = {
-  save: {
-    route: 'saveProfile',
-    quick: true,
-    body: ({ name }) => (name === undefined ? {} : { name }),
-    shape: ({ result, actionId }) => ({ structured: { saved: result }, meta: { actionId } }),
-  },
-  state: {
-    route: 'state',
-    quick: true,
-    body: ({ indexedDB }) => (indexedDB === undefined ? {} : { indexedDB }),
-    shape: ({ result, actionId }) => ({ structured: { state: result }, meta: { actionId } }),
-  },
-};
 
 /**
- * MCP tool calls for a peer's session: this instance calls the peer's REST route for the same operation with the
- * caller's own key and shapes the tool result here. What needs the MCP connection itself stays local to it: the
+ * MCP calls for a peer's session, for every operation of the table: this instance calls the peer's REST route for
+ * the same operation with the caller's own key (JSON answers, bytes as base64) and hands the outcome back to the MCP
+ * door, which renders it as it renders a local one. What needs the MCP connection itself stays local to it: the
  * peer cannot ask this client for sampling, and progress notifications are not relayed.
  */
-export function remoteTools(peers: Peers): RemoteTools {
+export function remoteOperations(peers: Peers): (call: RemoteCall) => Promise<RemoteAnswer> | undefined {
   return (call) => {
-    if (call.tool === 'session_list') return listEverywhere(peers, call);
-    const action = call.tool === 'profiles' ? PROFILE_ACTIONS[String(call.args.action)] : undefined;
-    const operation = action ?? OPERATIONS[call.tool];
-    const sessionId = call.args.sessionId;
-    if (!operation || typeof sessionId !== 'string') return undefined;
-    const target = peers.route(sessionId);
+    if (call.operation.spansPeers && call.sessionId === undefined) return listEverywhere(peers, call, call.operation.spansPeers);
+    if (call.sessionId === undefined) return undefined;
+    const target = peers.route(call.sessionId);
     if (target.kind !== 'peer') return undefined;
-    const forwarded = action ? { ...call, args: { sessionId, ...action.body(call.args) } } : call;
-    return forwardTool(peers, target.peer, forwarded, operation).catch((err) => errorResult(toServiceError(err)));
+    return forward(peers, target.peer, call);
   };
 }
 
-async function forwardTool(peers: Peers, peer: Peer, call: RemoteToolCall, operation: ForwardedOperation): Promise<CallToolResult> {
-  const { sessionId, streamResponse: _stream, ...body } = call.args;
+async function forward(peers: Peers, peer: Peer, call: RemoteCall): Promise<RemoteAnswer> {
+  const { operation, input } = call;
+  const path = operation.rest.path.replace('{id}', encodeURIComponent(call.sessionId!));
+  const get = operation.rest.method === 'GET';
+  const query = get ? queryString(input) : '';
   const { status, json } = await peerJson({
     peer,
     self: peers.self,
-    method: 'POST',
-    path: `/v1/sessions/${encodeURIComponent(String(sessionId))}/${operation.route}`,
-    headers: restCredentials(call.headers ?? {}),
-    body: JSON.stringify(body),
+    method: operation.rest.method,
+    path: path + query,
+    headers: { ...restCredentials(call.headers ?? {}), accept: 'application/json' },
+    body: get ? undefined : JSON.stringify(input),
     signal: call.signal,
-    headersTimeoutMs: operation.quick ? QUICK_HEADERS_TIMEOUT_MS : undefined,
+    headersTimeoutMs: operation.streams ? undefined : QUICK_HEADERS_TIMEOUT_MS,
   });
-  if (status !== 200) return errorResult(peerError(json));
-  return toCallToolResult(operation.shape((json as { data: OperationData }).data ?? { result: undefined, actionId: '' }));
+  if (status !== 200) throw peerError(json);
+  return fromRestBody(operation, json);
 }
 
-/** session_list over MCP spans instances like GET /v1/sessions; peers that did not answer are named in _meta.unavailable. */
-async function listEverywhere(peers: Peers, call: RemoteToolCall): Promise<CallToolResult> {
-  const [local, remote] = await Promise.all([call.local(), listPeerSessions(peers, restCredentials(call.headers ?? {}), call.signal)]);
-  if (local.isError) return local;
-  const sessions = [...((local.structuredContent as { sessions: SessionInfo[] }).sessions ?? []), ...remote.sessions];
-  const result = toCallToolResult({ structured: { sessions } });
-  return remote.unavailable.length
-    ? {
-        ...result,
-        content: [
-          ...result.content,
-          { type: 'text', text: `Note: instances not reachable, their sessions are missing: ${remote.unavailable.join(', ')}` },
-        ],
-        _meta: { ...result._meta, unavailable: remote.unavailable },
-      }
-    : result;
+/** The outcome again from the peer's REST body, by the operation's answer form. */
+function fromRestBody(operation: AnyOperation, json: unknown): RemoteAnswer {
+  const answer = operation.answer ?? 'outcome';
+  if (answer === 'body') return { outcome: { result: json, pageEvents: [] } };
+  const data = (json as { data?: Record<string, unknown> }).data ?? {};
+  if (answer === 'plain') return { outcome: { result: data, pageEvents: [] } };
+  const { result, actionId, usage, pageEvents, wrapped, contentBase64, mediaType } = data as Partial<Record<string, never>>;
+  const binary: BinaryResult | undefined = operation.binary
+    ? { info: result ?? {}, bytes: Buffer.from(String(contentBase64 ?? ''), 'base64'), mediaType: String(mediaType) }
+    : undefined;
+  return {
+    actionId,
+    outcome: {
+      result: binary ?? result,
+      pageEvents: pageEvents ?? [],
+      ...(usage ? { usage } : {}),
+      ...(wrapped !== undefined ? { wrapped } : {}),
+    },
+  };
+}
+
+/** A list spanning instances (session_list) over MCP, like its REST route; peers that did not answer are named. */
+async function listEverywhere(peers: Peers, call: RemoteCall, field: string): Promise<RemoteAnswer> {
+  const [local, remote] = await Promise.all([
+    call.local(),
+    listOnPeers({ peers, path: call.operation.rest.path, field, headers: restCredentials(call.headers ?? {}), signal: call.signal }),
+  ]);
+  const result = local.result as Record<string, unknown[]>;
+  const outcome = { ...local, result: { ...result, [field]: [...(result[field] ?? []), ...remote.items] } };
+  return { outcome, ...(remote.unavailable.length ? { unavailable: remote.unavailable } : {}) };
+}
+
+function queryString(input: Record<string, unknown>): string {
+  const entries = Object.entries(input).filter(([, value]) => value !== undefined);
+  if (!entries.length) return '';
+  return `?${new URLSearchParams(entries.map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)])).toString()}`;
 }
 
 /** /mcp takes the key as a Bearer token too; the peer's REST routes read it from x-svc-api-key. Same key either way. */

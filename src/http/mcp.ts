@@ -9,7 +9,7 @@ import { createMcpServer } from '../mcp/server.js';
 import { readJsonBody } from './body.js';
 import { cancelOnDrop } from './mcp-cancel.js';
 import { MemoryEventStore } from './event-store.js';
-import { remoteTools } from './mcp-forward.js';
+import { remoteOperations } from './mcp-forward.js';
 import type { Peers } from './peers.js';
 
 interface McpSession {
@@ -23,6 +23,8 @@ interface McpSession {
 }
 
 const RETRY_MS = 1_000;
+/** What a refused initialize is told to wait: sessions free up as clients end them or go idle. */
+const RETRY_AFTER_S = 10;
 /** A resumable client whose POST stream dropped has this long to reconnect before its calls are cancelled. */
 const RESUME_GRACE_MS = 3 * RETRY_MS;
 
@@ -101,7 +103,7 @@ export class McpEndpoint {
 
   private async initialize(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
     const refusal = this.makeRoom(owner);
-    if (refusal) return rpcError(res, 429, RPC.sessionLimit, refusal);
+    if (refusal) return rpcError(res, 429, RPC.sessionLimit, refusal, { 'retry-after': String(RETRY_AFTER_S) });
     this.pending.set(owner, (this.pending.get(owner) ?? 0) + 1);
     try {
       await this.open(req, res, owner, body);
@@ -113,15 +115,22 @@ export class McpEndpoint {
   }
 
   /**
-   * At a bound, the least recently used idle MCP session (the key's own for the per-key bound) is closed to make
-   * room: it holds no browser state, and its client gets 404 and initializes again. With none idle, the refusal.
+   * At a bound, the least recently used idle MCP session is closed to make room: it holds no browser state, and its
+   * client gets 404 and initializes again. Only the key's own for the per-key bound; for the overall bound, the key's
+   * own or one of a key holding more than its share (the bound divided among the keys holding sessions), never one of a
+   * key within its share. With none to close, the refusal (429, Retry-After).
    */
   private makeRoom(owner: string): string | undefined {
     const { maxSessions, maxSessionsPerKey } = this.limits;
-    if (this.count(owner) >= maxSessionsPerKey && !this.evictIdle(owner))
+    if (this.count(owner) >= maxSessionsPerKey && !this.evictIdle((session) => session.owner === owner))
       return `Too many MCP sessions for this API key (--max-mcp-sessions-per-key ${maxSessionsPerKey}), all in use. End one with DELETE /mcp and try again.`;
-    if (this.count() >= maxSessions && !this.evictIdle())
-      return 'The server has no free MCP session slot right now (--max-mcp-sessions). Try again later.';
+    if (this.count() >= maxSessions) {
+      const counts = new Map<string, number>([[owner, 0]]);
+      for (const session of this.sessions.values()) counts.set(session.owner, (counts.get(session.owner) ?? 0) + 1);
+      const share = Math.floor(maxSessions / counts.size);
+      if (!this.evictIdle((session) => session.owner === owner || counts.get(session.owner)! > share))
+        return 'The server has no free MCP session slot right now (--max-mcp-sessions). Try again later.';
+    }
     return undefined;
   }
 
@@ -133,15 +142,10 @@ export class McpEndpoint {
     return open;
   }
 
-  private evictIdle(owner?: string): boolean {
+  private evictIdle(may: (session: McpSession) => boolean): boolean {
     let oldest: [string, McpSession] | undefined;
     for (const entry of this.sessions)
-      if (
-        entry[1].inflight === 0 &&
-        (owner === undefined || entry[1].owner === owner) &&
-        (!oldest || entry[1].lastSeen < oldest[1].lastSeen)
-      )
-        oldest = entry;
+      if (entry[1].inflight === 0 && may(entry[1]) && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) oldest = entry;
     if (!oldest) return false;
     this.sessions.delete(oldest[0]);
     this.service.logger.debug({ mcpSession: oldest[0], open: this.sessions.size }, 'idle MCP session closed to make room');
@@ -153,7 +157,7 @@ export class McpEndpoint {
     const server = createMcpServer(this.service, {
       owner,
       stopping: this.stopping,
-      remote: this.peers ? remoteTools(this.peers) : undefined,
+      remote: this.peers ? remoteOperations(this.peers) : undefined,
     });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       // Tagged like browser session ids, so any instance behind a load balancer can send the MCP session's requests home.
@@ -196,7 +200,7 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
+function rpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
   const payload = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }).end(payload);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers }).end(payload);
 }

@@ -41,11 +41,20 @@ function operation(route: Route): Json {
       description: '`true` answers text/event-stream.',
     });
   }
+  const get = route.method === 'GET';
+  if (get && route.body) {
+    const input = toJsonSchema(route.body, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, schema] of Object.entries(input.properties ?? {}))
+      parameters.push({ name, in: 'query', required: input.required?.includes(name) ?? false, schema });
+  }
   const json: Json = { schema: { $ref: `#/components/schemas/${route.operationId}Response` } };
   const success: Json = route.binary
     ? {
-        description: 'Success: the bytes.',
-        content: Object.fromEntries(route.binary.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }])),
+        description: 'Success: the bytes; with Accept: application/json, the JSON envelope with the bytes in data.contentBase64.',
+        content: {
+          ...Object.fromEntries(route.binary.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }])),
+          'application/json': json,
+        },
       }
     : { description: 'Success.', content: { 'application/json': json } };
   if (route.streams) {
@@ -58,10 +67,10 @@ function operation(route: Route): Json {
     operationId: route.operationId,
     summary: route.summary,
     ...(parameters.length ? { parameters } : {}),
-    ...(route.body
+    ...(route.body && !get
       ? {
           requestBody: {
-            required: route.operationId !== 'SessionStart',
+            required: hasRequiredField(route),
             content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.operationId}Request` } } },
           },
         }
@@ -71,13 +80,19 @@ function operation(route: Route): Json {
   };
 }
 
+/** A body is required when its schema has a required field; `{}` may be sent as no body at all. */
+function hasRequiredField(route: Route): boolean {
+  const input = toJsonSchema(route.body!, 'input') as { required?: string[] };
+  return (input.required?.length ?? 0) > 0;
+}
+
 /** The OpenAPI 3.1 document of the REST surface, generated from the route table and its zod schemas. */
 export function openApiDocument(routes: Route[]): Json {
   const schemas: Json = { ErrorBody: toJsonSchema(ErrorBody, 'output') };
   const paths: Record<string, Json> = {};
   for (const route of routes) {
-    if (route.body) schemas[`${route.operationId}Request`] = toJsonSchema(route.body, 'input');
-    if (!route.binary) schemas[`${route.operationId}Response`] = toJsonSchema(route.response, 'output');
+    if (route.body && route.method === 'POST') schemas[`${route.operationId}Request`] = toJsonSchema(route.body, 'input');
+    schemas[`${route.operationId}Response`] = toJsonSchema(route.response, 'output');
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route) };
   }
   return {
@@ -86,7 +101,8 @@ export function openApiDocument(routes: Route[]): Json {
       title: 'browser-session-mcp REST API',
       version: VERSION,
       description:
-        'Isolated real-browser sessions: start, navigate, extract, observe, act, screenshot, agentExecute, end. The same core serves MCP at /mcp.',
+        `Isolated real-browser sessions: ${routes.flatMap((route) => (route.operation ? [route.operation.name] : [])).join(', ')}. ` +
+        'The same core serves MCP at /mcp.',
     },
     servers: [{ url: '/' }],
     security: [{ ApiKey: [], ProjectId: [] }, { ApiKey: [] }],

@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { SessionInfo } from '../core/sessions.js';
 import { credentialHeaders, peerJson, QUICK_HEADERS_TIMEOUT_MS } from './forward.js';
 import type { Peers } from './peers.js';
 
@@ -7,14 +6,24 @@ import type { Peers } from './peers.js';
 const LIST_TIMEOUT_MS = 3_000;
 
 export interface PeerListing {
-  sessions: SessionInfo[];
-  /** Peers that did not answer (down, slow, or refusing the caller's key): their sessions are missing from the list. */
+  items: unknown[];
+  /** Peers that did not answer (down, slow, or refusing the caller's key): their items are missing from the list. */
   unavailable: string[];
 }
 
-/** The caller's sessions on every peer, asked in parallel with the caller's own credentials. */
-export async function listPeerSessions(peers: Peers, headers: IncomingHttpHeaders, signal?: AbortSignal): Promise<PeerListing> {
-  const listing: PeerListing = { sessions: [], unavailable: [] };
+export interface PeerListCall {
+  peers: Peers;
+  /** The list's route, e.g. /v1/sessions; each peer is asked for its own items (?local=true). */
+  path: string;
+  /** The field of `data` holding the list. */
+  field: string;
+  headers: IncomingHttpHeaders;
+  signal?: AbortSignal;
+}
+
+/** The caller's items of a list on every peer (sessions), asked in parallel with the caller's own credentials. */
+export async function listOnPeers({ peers, path, field, headers, signal }: PeerListCall): Promise<PeerListing> {
+  const listing: PeerListing = { items: [], unavailable: [] };
   const answers = await Promise.all(
     peers.list().map(async (peer) => {
       try {
@@ -22,20 +31,20 @@ export async function listPeerSessions(peers: Peers, headers: IncomingHttpHeader
           peer,
           self: peers.self,
           method: 'GET',
-          path: '/v1/sessions?local=true',
+          path: `${path}?local=true`,
           headers: credentialHeaders(headers),
           signal,
           headersTimeoutMs: Math.min(LIST_TIMEOUT_MS, QUICK_HEADERS_TIMEOUT_MS),
         });
-        const sessions = (json as { data?: { sessions?: unknown } }).data?.sessions;
-        return { peer, sessions: status === 200 && Array.isArray(sessions) ? (sessions as SessionInfo[]) : undefined };
+        const items = (json as { data?: Record<string, unknown> }).data?.[field];
+        return { peer, items: status === 200 && Array.isArray(items) ? items : undefined };
       } catch {
-        return { peer, sessions: undefined };
+        return { peer, items: undefined };
       }
     }),
   );
-  for (const { peer, sessions } of answers) {
-    if (sessions) listing.sessions.push(...sessions);
+  for (const { peer, items } of answers) {
+    if (items) listing.items.push(...items);
     else listing.unavailable.push(peer.id);
   }
   return listing;

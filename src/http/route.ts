@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { AnyOperation } from '../core/operations/index.js';
 import type { OperationContext } from '../core/operation.js';
 import type { BrowserService } from '../core/service.js';
 import type { PeerListing } from './peer-sessions.js';
@@ -10,8 +11,10 @@ export interface RouteCall<B> {
   params: Record<string, string>;
   body: B;
   ctx: OperationContext;
+  /** The request's Accept header: a binary route answers JSON when it asks for JSON only. */
+  accept?: string;
   /** Set when peers are configured and the caller wants every instance (no ?local=true, not a forwarded request). */
-  peerSessions?: (signal: AbortSignal) => Promise<PeerListing>;
+  peerList?: (path: string, field: string, signal: AbortSignal) => Promise<PeerListing>;
 }
 
 /** One REST route: its schemas feed validation and the OpenAPI document; its handler only calls the core. */
@@ -21,8 +24,11 @@ export interface Route<B extends z.ZodType = z.ZodType> {
   path: string;
   operationId: string;
   summary: string;
+  /** The input: the JSON body of a POST, the query parameters of a GET. */
   body?: B;
   response: z.ZodType;
+  /** The operation the route answers; absent for the door's own routes (health, the API description). */
+  operation?: AnyOperation;
   /** Answers Server-Sent Events on request (header x-stream-response: true or body streamResponse: true). */
   streams?: boolean;
   /** Largest body this route reads, bytes (default MAX_BODY_BYTES). */

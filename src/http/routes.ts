@@ -1,32 +1,13 @@
 import { z } from 'zod';
-import { AgentExecuteRequest } from '../core/agent/schema.js';
 import { ServiceError } from '../core/errors.js';
-import { NavigateRequest, NavigateResponse } from '../core/navigate.js';
+import { operations, type AnyOperation } from '../core/operations/index.js';
 import type { BrowserService } from '../core/service.js';
-import { extractionObject, newActionId } from '../door.js';
+import { restResponseSchema } from '../door.js';
 import { VERSION } from '../version.js';
-import { BinaryBody, ok, operationBody } from './envelope.js';
+import { operationBody, ok, wantsJson } from './envelope.js';
 import { openApiDocument } from './openapi.js';
-import { profileRoutes } from './profile-routes.js';
 import { route, type Route } from './route.js';
-import {
-  ActBody,
-  ActResponse,
-  AgentExecuteResponse,
-  MAX_ACT_BODY_BYTES,
-  ObserveBody,
-  ObserveResponse,
-  ScreenshotRequest,
-  EndSessionResponse,
-  ExtractRequest,
-  ExtractResponse,
-  HealthResponse,
-  SessionListResponse,
-  SessionResponse,
-  StartSessionRequest,
-  MAX_START_BODY_BYTES,
-} from './schemas.js';
-import { EndSessionRequest } from '../core/state/index.js';
+import { HealthResponse } from './schemas.js';
 
 let openApi: Record<string, unknown> | undefined;
 
@@ -41,6 +22,40 @@ function health(service: BrowserService) {
     : 'every browser host is down or full';
   throw new ServiceError('browser_unavailable', `No new session can start here now: ${why}.`, {
     details: { status: 'unavailable', ...about },
+  });
+}
+
+const streamResponse = z.boolean().optional().describe('Stream progress as Server-Sent Events.');
+
+/** An operation's route: its input validates the body (or query), its answer form shapes the body. */
+function operationRoute(operation: AnyOperation): Route {
+  const input =
+    operation.streams && !('streamResponse' in operation.input.shape) ? operation.input.extend({ streamResponse }) : operation.input;
+  return route({
+    method: operation.rest.method,
+    path: operation.rest.path,
+    operationId: operation.rest.operationId,
+    summary: operation.summary ?? operation.description,
+    body: input,
+    response: restResponseSchema(operation),
+    operation,
+    streams: operation.streams,
+    bodyLimit: operation.rest.bodyLimit,
+    binary: operation.binary?.mediaTypes,
+    auth: true,
+    handle: async ({ service, owner, params, body, ctx, accept, peerList }) => {
+      const { streamResponse: _stream, ...given } = body as Record<string, unknown>;
+      const outcome = await operation.run(given, { service, owner, sessionId: params.id ?? '', ctx });
+      const field = operation.spansPeers;
+      if (field && peerList) {
+        const remote = await peerList(operation.rest.path, field, ctx.signal!);
+        const local = outcome.result as Record<string, unknown[]>;
+        const merged = { ...local, [field]: [...local[field]!, ...remote.items] };
+        const answer = operationBody(operation, { ...outcome, result: merged }) as { data: Record<string, unknown> };
+        return remote.unavailable.length ? { ...answer, data: { ...answer.data, unavailable: remote.unavailable } } : answer;
+      }
+      return operationBody(operation, outcome, operation.binary ? wantsJson(accept, operation.binary.mediaTypes) : false);
+    },
   });
 }
 
@@ -64,147 +79,7 @@ export const routes: Route[] = [
     auth: false,
     handle: () => (openApi ??= openApiDocument(routes)),
   }),
-  route({
-    method: 'POST',
-    path: '/v1/sessions/start',
-    operationId: 'SessionStart',
-    summary: 'Start an isolated browser session (its own cookies, storage and page, at about:blank).',
-    body: StartSessionRequest,
-    bodyLimit: MAX_START_BODY_BYTES,
-    response: SessionResponse,
-    auth: true,
-    handle: async ({ service, owner, body }) => ok(await service.startSession(owner, body)),
-  }),
-  route({
-    method: 'GET',
-    path: '/v1/sessions',
-    operationId: 'SessionList',
-    summary:
-      "List the caller's open sessions on every server instance; ?local=true lists this instance's only. Peers that did not answer are named in data.unavailable.",
-    response: SessionListResponse,
-    auth: true,
-    handle: async ({ service, owner, peerSessions, ctx }) => {
-      const local = service.listSessions(owner);
-      if (!peerSessions) return ok({ sessions: local });
-      const remote = await peerSessions(ctx.signal!);
-      return ok({ sessions: [...local, ...remote.sessions], ...(remote.unavailable.length ? { unavailable: remote.unavailable } : {}) });
-    },
-  }),
-  route({
-    method: 'GET',
-    path: '/v1/sessions/{id}',
-    operationId: 'SessionGet',
-    summary: 'A session: current URL, timestamps, expiry and recent page events.',
-    response: SessionResponse,
-    auth: true,
-    handle: ({ service, owner, params }) => ok(service.getSession(owner, params.id!)),
-  }),
-  route({
-    method: 'POST',
-    path: '/v1/sessions/{id}/navigate',
-    operationId: 'SessionNavigate',
-    summary: 'Navigate the browser of the session to a URL.',
-    body: NavigateRequest,
-    response: NavigateResponse,
-    streams: true,
-    auth: true,
-    handle: async ({ service, owner, params, body, ctx }) => operationBody(await service.navigate(owner, params.id!, body, ctx)),
-  }),
-  route({
-    method: 'POST',
-    path: '/v1/sessions/{id}/extract',
-    operationId: 'SessionExtract',
-    summary:
-      'Extract data from the page: {pageText} with no options, {extraction} for an instruction, or an object valid against a JSON Schema.',
-    body: ExtractRequest,
-    response: ExtractResponse,
-    streams: true,
-    auth: true,
-    handle: async ({ service, owner, params, body, ctx }) => {
-      const { streamResponse: _stream, ...options } = body;
-      const outcome = await service.extract(owner, params.id!, options, ctx);
-      return operationBody(outcome, extractionObject(outcome));
-    },
-  }),
-  route({
-    method: 'POST',
-    path: '/v1/sessions/{id}/observe',
-    operationId: 'SessionObserve',
-    summary: 'The elements one can act on, each {ref, description, method, arguments}; with an instruction, those a model picks.',
-    body: ObserveBody,
-    response: ObserveResponse,
-    streams: true,
-    auth: true,
-    handle: async ({ service, owner, params, body, ctx }) => {
-      const { streamResponse: _stream, ...request } = body;
-      return operationBody(await service.observe(owner, params.id!, request, ctx));
-    },
-  }),
-  route({
-    method: 'POST',
-    path: '/v1/sessions/{id}/act',
-    operationId: 'SessionAct',
-    summary:
-      'One action on the page, {action: {ref, method, arguments}} or {instruction}, and what it changed. ' +
-      `Bodies up to ${MAX_ACT_BODY_BYTES} bytes (uploads up to 25 MiB decoded).`,
-    body: ActBody,
-    response: ActResponse,
-    streams: true,
-    bodyLimit: MAX_ACT_BODY_BYTES,
-    auth: true,
-    handle: async ({ service, owner, params, body, ctx }) => {
-      const { streamResponse: _stream, ...request } = body;
-      return operationBody(await service.act(owner, params.id!, request, ctx));
-    },
-  }),
-  route({
-    method: 'POST',
-    path: '/v1/sessions/{id}/screenshot',
-    operationId: 'SessionScreenshot',
-    summary:
-      'A screenshot (viewport, full page or one element by ref), answered as the image bytes with their content type; ' +
-      'headers x-image-width, x-image-height, x-action-id. At most 2000 px a side and 2 MiB.',
-    body: ScreenshotRequest,
-    response: z.string(),
-    binary: ['image/png', 'image/jpeg'],
-    auth: true,
-    handle: async ({ service, owner, params, body, ctx }) => {
-      const { result } = await service.screenshot(owner, params.id!, body, ctx);
-      return new BinaryBody(result.mimeType, result.image, {
-        'x-image-width': String(result.width),
-        'x-image-height': String(result.height),
-        'x-action-id': newActionId(),
-      });
-    },
-  }),
-  route({
-    method: 'POST',
-    path: '/v1/sessions/{id}/agentExecute',
-    operationId: 'SessionAgentExecute',
-    summary: 'Run the autonomous agent on the session until the instruction is done or maxSteps is reached.',
-    body: AgentExecuteRequest,
-    response: AgentExecuteResponse,
-    streams: true,
-    auth: true,
-    handle: async ({ service, owner, params, body, ctx }) => {
-      const { streamResponse: _stream, ...request } = body;
-      return operationBody(await service.agentExecute(owner, params.id!, request, ctx));
-    },
-  }),
-  route({
-    method: 'POST',
-    path: '/v1/sessions/{id}/end',
-    operationId: 'SessionEnd',
-    summary: 'End the session and free its browser context; {saveProfile: true} first saves it to the profile it started from.',
-    body: EndSessionRequest,
-    response: EndSessionResponse,
-    auth: true,
-    handle: async ({ service, owner, params, body }) => {
-      await service.endSession(owner, params.id!, body);
-      return { success: true };
-    },
-  }),
-  ...profileRoutes,
+  ...operations.map(operationRoute),
 ];
 
 export interface RouteMatch {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
 import { ServiceError, shuttingDownError, toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { parseInput } from '../core/validation.js';
@@ -10,8 +11,9 @@ import { sendError, sendJson, toHttpError } from './errors.js';
 import { BinaryBody } from './envelope.js';
 import { forwardRequest, QUICK_HEADERS_TIMEOUT_MS } from './forward.js';
 import { allowedHostNames, checkHost, isLoopbackBind } from './hosts.js';
+import { nonCanonicalPath, requestTarget } from './target.js';
 import { MCP_SESSION_DEFAULTS, McpEndpoint, type McpSessionLimits } from './mcp.js';
-import { listPeerSessions } from './peer-sessions.js';
+import { listOnPeers } from './peer-sessions.js';
 import { FORWARDED_HEADER, type Peers } from './peers.js';
 import type { RouteCall } from './route.js';
 import { matchRoute, type RouteMatch } from './routes.js';
@@ -84,7 +86,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     const method = req.method ?? 'GET';
-    const { pathname, search } = new URL(req.url ?? '/', 'http://localhost');
+    const { pathname, search, canonical } = requestTarget(req.url);
     // What a forwarded request asks the peer: the parsed path and query only, whatever the raw request line said.
     const forwardPath = pathname + search;
     const headers: Record<string, string> = {};
@@ -97,6 +99,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
         throw shuttingDownError();
       }
       checkHost(req, allowedHosts);
+      if (!canonical) throw nonCanonicalPath(method, req.url);
       if (pathname === '/mcp') {
         headers['www-authenticate'] = 'Bearer realm="browser-session-mcp"';
         if (!MCP_METHODS.includes(method)) throw methodNotAllowed(headers, MCP_METHODS);
@@ -125,8 +128,10 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
         return;
       }
       const everywhere = peers && !forwarded && new URLSearchParams(search).get('local') !== 'true';
-      const peerSessions = everywhere ? (signal: AbortSignal) => listPeerSessions(peers, req.headers, signal) : undefined;
-      await runRoute({ service, match, owner, peerSessions, req, res, stopping: stopping.signal });
+      const peerList = everywhere
+        ? (path: string, field: string, signal: AbortSignal) => listOnPeers({ peers, path, field, headers: req.headers, signal })
+        : undefined;
+      await runRoute({ service, match, owner, peerList, query: search, req, res, stopping: stopping.signal });
     } catch (err) {
       const error = stoppedByShutdown(toHttpError(err, logger, { method, path: pathname }), stopping.signal);
       if (error.code === 'payload_too_large') headers.connection = 'close';
@@ -207,26 +212,30 @@ interface RouteRun {
   res: ServerResponse;
   /** Fires at shutdown: the operation stops and answers `browser_unavailable`. */
   stopping: AbortSignal;
-  /** Lists the caller's sessions on the peers, for GET /v1/sessions across instances. */
-  peerSessions?: RouteCall<unknown>['peerSessions'];
+  /** Lists the caller's items on the peers, for lists that span the instances (GET /v1/sessions). */
+  peerList?: RouteCall<unknown>['peerList'];
+  /** The query string: a GET operation's input. */
+  query: string;
 }
 
 /** Validates the body, then answers JSON, or SSE when the route streams and the caller asked for it. */
-async function runRoute({ service, match: { route, params }, owner, peerSessions, req, res, stopping }: RouteRun): Promise<void> {
-  const raw = route.body ? await readJsonBody(req, route.bodyLimit) : undefined;
-  const body: unknown = route.body ? parseInput(route.body, raw ?? {}, `body for ${route.operationId}`) : undefined;
+async function runRoute({ service, match: { route, params }, owner, peerList, query, req, res, stopping }: RouteRun): Promise<void> {
+  const get = route.method === 'GET';
+  const raw = route.body ? (get ? queryInput(route.body, query) : await readJsonBody(req, route.bodyLimit)) : undefined;
+  const body: unknown = route.body ? parseInput(route.body, raw ?? {}, `${get ? 'query' : 'body'} for ${route.operationId}`) : undefined;
+  const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
   if (route.streams && wantsStream(req, raw)) {
     // Unknown sessions are answered 404 before the stream opens; once it is open, errors arrive as `error` events.
-    const info = service.getSession(owner, params.id!);
+    const info = params.id !== undefined ? service.getSession(owner, params.id) : undefined;
     await streamOperation(
       res,
       {
         operation: route.operationId,
-        sessionId: info.id,
-        url: info.url,
+        sessionId: info?.id,
+        url: info?.url,
         run: async (ctx) => {
           try {
-            return await route.handle({ service, owner, params, body, ctx: { ...ctx, signal: anySignal(ctx.signal, stopping) } });
+            return await route.handle({ service, owner, params, body, accept, ctx: { ...ctx, signal: anySignal(ctx.signal, stopping) } });
           } catch (err) {
             throw stoppedByShutdown(toServiceError(err), stopping);
           }
@@ -242,10 +251,26 @@ async function runRoute({ service, match: { route, params }, owner, peerSessions
     params,
     body,
     ctx: { signal: anySignal(disconnectSignal(res), stopping) },
-    peerSessions,
+    accept,
+    peerList,
   });
   if (result instanceof BinaryBody) sendBinary(res, result);
   else sendJson(res, 200, result);
+}
+
+/** A GET operation's input from its query string: the fields its schema names (JSON values parsed), others ignored. */
+function queryInput(schema: z.ZodType, query: string): Record<string, unknown> {
+  const fields = schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  const input: Record<string, unknown> = {};
+  for (const [key, value] of new URLSearchParams(query)) {
+    if (!fields.includes(key)) continue;
+    try {
+      input[key] = JSON.parse(value);
+    } catch {
+      input[key] = value;
+    }
+  }
+  return input;
 }
 
 function anySignal(signal: AbortSignal | undefined, stopping: AbortSignal): AbortSignal {

@@ -27,9 +27,10 @@ export function disconnectSignal(res: ServerResponse): AbortSignal {
 
 export interface StreamedOperation {
   operation: string;
-  sessionId: string;
+  /** The session, for operations on one. */
+  sessionId?: string;
   /** URL of the session's page when the stream opened, sent with `connected`. */
-  url: string;
+  url?: string;
   /** Runs the operation; resolves to the body the non-streamed call would answer. */
   run(ctx: OperationContext): Promise<unknown>;
 }

@@ -1,41 +1,40 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ServiceError } from '../core/errors.js';
-import type { Outcome } from '../core/service.js';
-import { newActionId } from '../door.js';
-import type { ToolOutput } from './tool.js';
+import type { AnyOperation, BinaryResult } from '../core/operations/index.js';
+import { outcomeMeta, type Outcome } from '../core/outcome.js';
+import { interfaceEnvelope } from '../door.js';
 
 /**
- * The MCP door's one result builder. An operation's tool hands over the core's outcome and how to shape it; the
- * actionId is made here and sent in `_meta.actionId` (structuredContent keeps the interface's shape, which for
- * navigate already has data.actionId), with the usage in `_meta.usage` and page events as `_meta.pageEvents` and notes.
+ * The MCP door's one result builder, for every operation: structuredContent keeps the operation's output (navigate's
+ * the interface envelope), `_meta` carries {actionId, usage?, pageEvents, wrapped?}, page events are also notes in
+ * the text, and bytes become an image or resource block.
  */
-export function operationOutput<T, O>(
-  outcome: Outcome<T>,
-  shape: (result: T, actionId: string) => Pick<ToolOutput<O>, 'structured' | 'text' | 'image'>,
-): ToolOutput<O> {
-  const actionId = newActionId();
-  const { structured, text, image } = shape(outcome.result, actionId);
+export function operationResult(
+  operation: AnyOperation,
+  outcome: Outcome<unknown>,
+  extra: { notes?: string[]; actionId?: string } = {},
+): CallToolResult {
+  const answer = operation.answer ?? 'outcome';
+  const binary = operation.binary ? (outcome.result as BinaryResult) : undefined;
+  const result = binary ? binary.info : outcome.result;
+  const meta = answer === 'outcome' || answer === 'envelope' ? outcomeMeta(outcome, extra.actionId) : undefined;
+  const structured = answer === 'envelope' ? interfaceEnvelope(result, meta!) : result;
+  const events = outcome.pageEvents.map((event) => `Note: ${event.message}${event.url ? ` (${event.url})` : ''}`);
+  const text = operation.text?.(result) ?? JSON.stringify(structured);
   return {
-    structured,
-    text,
-    ...(image ? { image } : {}),
-    pageEvents: outcome.pageEvents,
-    meta: { actionId, ...(outcome.usage ? { usage: outcome.usage } : {}) },
+    content: [
+      { type: 'text', text: [text, ...events, ...(extra.notes ?? [])].join('\n') },
+      ...(binary ? [bytesBlock(binary, `urn:browser-session-mcp:${operation.name}:${meta?.actionId ?? ''}`)] : []),
+    ],
+    structuredContent: structured as Record<string, unknown>,
+    ...(meta ? { _meta: { ...meta } } : {}),
   };
 }
 
-export function toCallToolResult(output: ToolOutput<unknown>): CallToolResult {
-  const meta: Record<string, unknown> = { ...output.meta };
-  if (output.pageEvents?.length) meta.pageEvents = output.pageEvents;
-  const notes = output.pageEvents?.map((event) => `Note: ${event.message}${event.url ? ` (${event.url})` : ''}`) ?? [];
-  return {
-    content: [
-      { type: 'text', text: [output.text ?? JSON.stringify(output.structured), ...notes].join('\n') },
-      ...(output.image ? [{ type: 'image' as const, data: output.image.data, mimeType: output.image.mimeType }] : []),
-    ],
-    structuredContent: output.structured as Record<string, unknown>,
-    ...(Object.keys(meta).length ? { _meta: meta } : {}),
-  };
+function bytesBlock({ bytes, mediaType }: BinaryResult, uri: string): CallToolResult['content'][number] {
+  const data = bytes.toString('base64');
+  if (mediaType.startsWith('image/')) return { type: 'image', data, mimeType: mediaType };
+  return { type: 'resource', resource: { uri, mimeType: mediaType, blob: data } };
 }
 
 export function errorResult(error: ServiceError): CallToolResult {

@@ -11,58 +11,82 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ServiceError, toServiceError } from '../core/errors.js';
+import type { AnyOperation } from '../core/operations/index.js';
+import { needsSession } from '../core/operations/index.js';
 import type { ProgressEvent } from '../core/operation.js';
+import type { Outcome } from '../core/outcome.js';
 import type { BrowserService } from '../core/service.js';
-import { invalidArgument, toJsonSchema } from '../core/validation.js';
+import { invalidArgument } from '../core/validation.js';
+import { mcpInput } from '../core/operations/index.js';
 import { VERSION } from '../version.js';
-import { errorResult, toCallToolResult } from './result.js';
+import { errorResult, operationResult } from './result.js';
 import { samplingFallback } from './sampling.js';
-import type { RemoteTools, ToolContext, ToolDefinition } from './tool.js';
-import { tools as defaultTools } from './tools/index.js';
+import { buildTools, pickOperation, type McpTool } from './tools.js';
 
 const INSTRUCTIONS =
   'Drive real browsers. Call session_start to get a sessionId, navigate to open pages, extract to read them (no arguments: the page as text with element refs), agent_execute for multi-step tasks, and session_end when done.';
 
+/** An operation call another server instance may answer instead of this one. */
+export interface RemoteCall {
+  operation: AnyOperation;
+  /** The operation's input, valid against its schema; `sessionId` apart. */
+  input: Record<string, unknown>;
+  sessionId?: string;
+  /** Headers of the HTTP request that carried the call (streamable HTTP only). */
+  headers?: Record<string, string | string[] | undefined>;
+  signal: AbortSignal;
+  /** Runs the call here; lists that span the instances (`spansPeers`) call it too. */
+  local(): Promise<Outcome<unknown>>;
+}
+
+/** What a remote answer adds: peers that did not answer a list spanning the instances. */
+export interface RemoteAnswer {
+  outcome: Outcome<unknown>;
+  /** The id the other instance gave the operation. */
+  actionId?: string;
+  unavailable?: string[];
+}
+
+/** Runs an operation on another server instance, or returns undefined to run it here. */
+export type RemoteOperations = (call: RemoteCall) => Promise<RemoteAnswer> | undefined;
+
 export interface McpServerOptions {
   /** Scope of the sessions this connection may see. */
   owner: string;
-  tools?: ToolDefinition[];
   /** Sends calls for sessions held by another server instance there (the HTTP door sets it when peers are configured). */
-  remote?: RemoteTools;
+  remote?: RemoteOperations;
   /** Fires when the server shuts down: running tool calls stop and answer a `browser_unavailable` error. */
   stopping?: AbortSignal;
 }
 
-/** One MCP server per client connection; tools come from mcp/tools and call the shared core. */
+const TOOLS = buildTools();
+const LISTED: Tool[] = TOOLS.map((tool) => tool.listing);
+
+/** One MCP server per client connection; its tools are generated from the operation table (mcp/tools.ts). */
 export function createMcpServer(service: BrowserService, options: McpServerOptions): Server {
   const server = new Server(
     { name: 'browser-session-mcp', title: 'Browser sessions', version: VERSION },
     { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS },
   );
-  const tools = options.tools ?? defaultTools;
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const listed: Tool[] = tools.map(describeTool);
+  const byName = new Map<string, McpTool>(TOOLS.map((tool) => [tool.name, tool]));
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool)
       throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
     const sent: Array<Promise<unknown>> = [];
-    const args = request.params.arguments ?? {};
     const signal = options.stopping ? AbortSignal.any([extra.signal, options.stopping]) : extra.signal;
-    const local = () =>
-      callTool(tool, args, {
-        service,
-        owner: options.owner,
-        signal,
-        progress: progressSender(extra, request.params.arguments, sent),
-        modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
-      });
-    const parsed = options.remote ? tool.input.safeParse(args) : undefined;
-    const result = await ((parsed?.success &&
-      options.remote?.({ tool: tool.name, args: parsed.data, headers: extra.requestInfo?.headers, signal, local })) ||
-      local());
+    const call: ToolCall = {
+      service,
+      owner: options.owner,
+      signal,
+      progress: progressSender(extra, request.params.arguments, sent),
+      modelFallback: samplingFallback({ server, requestId: extra.requestId, signal: extra.signal }),
+      headers: extra.requestInfo?.headers,
+      remote: options.remote,
+    };
+    const result = await callTool(tool, request.params.arguments ?? {}, call);
     // Notifications are written asynchronously; a last one still in flight would reach the client after the result and be dropped.
     await Promise.all(sent);
     return result;
@@ -70,29 +94,58 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
   return server;
 }
 
-async function callTool(tool: ToolDefinition, args: unknown, ctx: ToolContext): Promise<CallToolResult> {
-  const parsed = tool.input.safeParse(args);
-  if (!parsed.success) return errorResult(invalidArgument(parsed.error, `arguments for ${tool.name}`));
+interface ToolCall {
+  service: BrowserService;
+  owner: string;
+  signal: AbortSignal;
+  progress?: (event: ProgressEvent) => void;
+  modelFallback?: ReturnType<typeof samplingFallback>;
+  headers?: Record<string, string | string[] | undefined>;
+  remote?: RemoteOperations;
+}
+
+async function callTool(tool: McpTool, args: Record<string, unknown>, call: ToolCall): Promise<CallToolResult> {
+  const picked = pickOperation(tool, args);
+  const operation = picked.operation;
+  if (!operation)
+    return errorResult(
+      new ServiceError(
+        'invalid_argument',
+        `Invalid arguments for ${tool.name}: operation must be one of ${tool.operations.map((o) => o.name).join(', ')}.`,
+      ),
+    );
+  const parsed = mcpInput(operation).safeParse(picked.args);
+  if (!parsed.success) return errorResult(invalidArgument(parsed.error, `arguments for ${operation.name}`));
+  const { sessionId, ...input } = parsed.data as Record<string, unknown> & { sessionId?: string };
   try {
-    return toCallToolResult(await tool.run(parsed.data, ctx));
+    const local = () =>
+      operation.run(input, {
+        service: call.service,
+        owner: call.owner,
+        sessionId: sessionId ?? '',
+        ctx: { signal: call.signal, progress: call.progress, modelFallback: call.modelFallback },
+      });
+    const remote = call.remote?.({
+      operation,
+      input,
+      sessionId: needsSession(operation) ? sessionId : undefined,
+      headers: call.headers,
+      signal: call.signal,
+      local,
+    });
+    const answer: RemoteAnswer = remote ? await remote : { outcome: await local() };
+    const notes = answer.unavailable?.length
+      ? [`Note: instances not reachable, their sessions are missing: ${answer.unavailable.join(', ')}`]
+      : [];
+    const result = operationResult(operation, answer.outcome, { notes, actionId: answer.actionId });
+    return answer.unavailable?.length ? { ...result, _meta: { ...result._meta, unavailable: answer.unavailable } } : result;
   } catch (err) {
     const cancelled = toServiceError(err);
     // Stopped by the shutdown rather than by the client: say so, so the client knows to retry elsewhere.
-    const error = cancelled.code === 'cancelled' && ctx.signal.reason instanceof ServiceError ? ctx.signal.reason : cancelled;
-    if (error.code === 'internal') ctx.service.logger.error({ err, tool: tool.name }, 'tool failed');
+    const error = cancelled.code === 'cancelled' && call.signal.reason instanceof ServiceError ? call.signal.reason : cancelled;
+    if (error.code === 'internal') call.service.logger.error({ err, tool: tool.name }, 'tool failed');
     return errorResult(error);
   }
-}
-
-function describeTool(tool: ToolDefinition): Tool {
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: toJsonSchema(tool.input, 'input') as Tool['inputSchema'],
-    outputSchema: toJsonSchema(tool.output, 'output') as Tool['outputSchema'],
-    annotations: { title: tool.title, ...tool.annotations },
-  };
 }
 
 /** Progress goes out as notifications/progress when the client sent a progressToken, else as log messages when it asked for streaming. */

@@ -6,14 +6,12 @@ import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
 import { lastRead, type LastRead } from '../snapshot/last-read.js';
+import { latestMark, markAction, settleAfterAction } from '../settle/index.js';
 import { Variables } from '../variables.js';
 import { inferAction } from './infer.js';
 import { DEFAULT_CHANGE_TOKENS, pageChange, type PageChange } from './page-change.js';
 import { performAction } from './perform.js';
 import type { Action, ActRequest, ActResult } from './schema.js';
-
-/** Longest wait for the page to settle before reading what an action changed. */
-const AFTER_ACTION_SETTLE_MS = 3_000;
 
 /**
  * Performs one action, given as `{ref, method, arguments}` (an observe result as is) or chosen by a model from an
@@ -44,7 +42,10 @@ export async function act(
   const readBefore = lastRead(session);
   const urlBefore = session.page.url();
   ctx.progress?.({ message: `${action.method}${action.ref ? ` [${action.ref}]` : ''}`, data: { stage: 'action', method: action.method } });
+  // `wait` with no arguments waits for work already under way; every other action marks where its own work starts.
+  const mark = isSettleWait(action) ? latestMark(session) : await markAction(session);
   const performed = await performAction(session, action, { timeoutMs: req.timeoutMs, signal: ctx.signal, variables, policy: defaults });
+  const settled = await settleAfterAction(session, mark, { settleMs: req.settleMs, signal: ctx.signal });
   // Another tab now (newTab, selectTab, closeTab): the result shows that tab's whole page text.
   const before = session.watched === tabBefore ? readBefore : undefined;
   const { change, title } = await readChange(session, before, urlBefore, req.maxTokens ?? DEFAULT_CHANGE_TOKENS, variables, ctx);
@@ -60,6 +61,7 @@ export async function act(
     url: variables.redact(session.page.url()),
     title: variables.redact(title),
     ...change,
+    settled,
     ...(session.pages.count > 1 ? { tabs: session.pages.list().map((tab) => ({ ...tab, url: variables.redact(tab.url) })) } : {}),
     ...(usage ? { usage: usage.total } : {}),
   };
@@ -77,7 +79,8 @@ async function readChange(
   try {
     const snapshot = await takeSnapshot(
       session,
-      { iframes: before?.iframes ?? false, domSettleTimeoutMs: AFTER_ACTION_SETTLE_MS },
+      // Already settled by the action's own policy: read at once.
+      { iframes: before?.iframes ?? false, domSettleTimeoutMs: 0 },
       { signal: ctx.signal },
     );
     const after = lastRead(session)!;
@@ -97,4 +100,10 @@ async function readChange(
       title: '',
     };
   }
+}
+
+/** `wait` with none of text, textGone and ms: a wait for the page to settle. */
+export function isSettleWait(action: Action): boolean {
+  const args = action.arguments ?? {};
+  return action.method === 'wait' && args.text === undefined && args.textGone === undefined && args.ms === undefined;
 }

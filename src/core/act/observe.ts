@@ -66,8 +66,8 @@ function describe(element: ElementRef): string {
   return element.name ? `${element.role}: ${element.name}` : element.role;
 }
 
-const CONTROL = /\[(\d+-\d+)\] (.*?)(?= \[\d+-\d+\] | \[[^\]]*\]\(\d+-\d+\)|$)/g;
-const TABLE_CONTROL = /\[(\d+-\d+)\] (.*?)(?= \[\d+-\d+\] | \[[^\]]*\]\(\d+-\d+\)| \| |$)/g;
+const CONTROL = /\[(\d+(?:-\d+)?)\] (.*?)(?= \[\d+(?:-\d+)?\] | \[[^\]]*\]\(\d+(?:-\d+)?\)|$)/g;
+const TABLE_CONTROL = /\[(\d+(?:-\d+)?)\] (.*?)(?= \[\d+(?:-\d+)?\] | \[[^\]]*\]\(\d+(?:-\d+)?\)| \| |$)/g;
 
 /** Each control's own part of its line, e.g. `textbox: Username = "alice" (required)`; links read `link: Pricing`. */
 function controlLines(text: string): Map<string, string> {
@@ -76,7 +76,7 @@ function controlLines(text: string): Map<string, string> {
     // A control's part runs to the next control or link on its line, or in a table row to its cell's end.
     const controls = line.trimStart().startsWith('|') ? TABLE_CONTROL : CONTROL;
     for (const match of line.matchAll(controls)) found.set(match[1]!, match[2]!.replace(/ \|$/, '').trim());
-    for (const match of line.matchAll(/\[([^\]]*)\]\((\d+-\d+)\)/g)) found.set(match[2]!, `link: ${match[1]}`);
+    for (const match of line.matchAll(/\[([^\]]*)\]\((\d+(?:-\d+)?)\)/g)) found.set(match[2]!, `link: ${match[1]}`);
   }
   return found;
 }

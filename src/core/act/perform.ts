@@ -92,7 +92,7 @@ function describeRef(session: Session, ref: string): string {
   if (!target)
     throw new ServiceError(
       'ref_not_found',
-      `Unknown element ref "${ref}". Refs look like "0-41" and come from the latest page text or observe; read the page again to get fresh ones.`,
+      `Unknown element ref "${ref}". Refs look like "41" (or "1-41" inside an iframe) and come from the latest page text or observe; read the page again to get fresh ones.`,
     );
   return target.name ? `${target.role} ${JSON.stringify(target.name)}` : target.role;
 }
@@ -229,8 +229,14 @@ async function history(s: Step, way: 'back' | 'forward'): Promise<string> {
 
 async function wait(s: Step): Promise<string> {
   const { text, textGone, ms } = s.args as { text?: string; textGone?: string; ms?: number };
-  if ([text, textGone, ms].filter((given) => given !== undefined).length !== 1)
-    throw new ServiceError('invalid_argument', 'Give ms (time to wait) or text (to wait for), or textGone (to wait until it disappears).');
+  const given = [text, textGone, ms].filter((value) => value !== undefined).length;
+  // With no arguments the wait is the settle that follows every action (src/core/settle).
+  if (given === 0) return 'Waited for the page to settle.';
+  if (given > 1)
+    throw new ServiceError(
+      'invalid_argument',
+      'Give one of ms (time to wait), text (to wait for) or textGone (to wait until it disappears), or none to wait for the page to settle.',
+    );
   if (ms !== undefined) {
     await sleep(ms, s.signal);
     return `Waited ${ms} ms.`;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_SETTLE_MS, MAX_SETTLE_MS, Settled } from '../settle/index.js';
 
 /**
  * What act can do. Element methods need a ref; press and scroll take one optionally; history and waiting act on the
@@ -93,6 +94,7 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
       textGone: z.string().min(1).optional().describe('Wait until this text is no longer visible.'),
       ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Wait this long, ms.'),
     })
+    .describe('With no arguments: wait for the page to settle.')
     .strict(),
   newTab: z.object({ url: z.string().min(1).describe('Opened in a new tab, which becomes the active one.') }).strict(),
   selectTab: z.object({ tabId: z.string().min(1).describe('A tabId from the session info or an act result.') }).strict(),
@@ -101,7 +103,7 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
 
 export const Action = z
   .object({
-    ref: z.string().min(1).optional().describe('Element ref from the page text or observe, e.g. "0-12".'),
+    ref: z.string().min(1).optional().describe('Element ref from the page text or observe, e.g. "12".'),
     method: ActMethod,
     arguments: z.record(z.string(), z.unknown()).optional().describe('Per method, e.g. fill {value}, press {key}, selectOption {values}.'),
     description: z.string().optional().describe('Ignored: lets an observe result be passed as is.'),
@@ -133,6 +135,13 @@ export const ActRequest = z
       .max(200_000)
       .optional()
       .describe('Budget for the page change in the result, o200k tokens (default 2000).'),
+    settleMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SETTLE_MS)
+      .optional()
+      .describe(`Longest wait for the page to finish reacting before it is read, ms (default ${DEFAULT_SETTLE_MS}).`),
   })
   .strict();
 export type ActRequest = z.infer<typeof ActRequest>;
@@ -156,6 +165,7 @@ export const ActResult = z.object({
     .describe('Lines of the page text added and removed since the last read (same document).'),
   pageText: z.string().optional().describe('The page text after the action, when it navigated or the page had not been read before.'),
   truncated: z.string().optional().describe('Says what was cut to stay within maxTokens.'),
+  settled: Settled.optional(),
   tabs: z
     .array(z.object({ tabId: z.string(), url: z.string(), active: z.boolean() }))
     .optional()

@@ -6,7 +6,7 @@ import type { CallResult } from './toolbox.js';
 const MAX_PAGE_TEXT_CHARS = 40_000;
 
 const BASE_PROMPT = `You control a real web browser to carry out a task for a user.
-Each turn you get the current page state: URL, title, and the page as text in which every element you can act on carries a ref such as 0-12 (shown as "[0-12] button: Send", and links as "[Pricing](0-41)"). Act by calling tools with those refs, without brackets. Refs are only valid for the latest page state.
+Each turn you get the current page state: URL, title, and the page as text in which every element you can act on carries a ref such as 12 (shown as "[12] button: Send", and links as "[Pricing](41)"; inside iframes 1-12). Act by calling tools with those refs, without brackets. Refs are only valid for the latest page state.
 Rules:
 - Use only information from the page, the task and tool results; never invent URLs, values or credentials.
 - Variables such as %password% stand for secrets you are not shown: type the placeholder exactly as written and the browser fills in the value.

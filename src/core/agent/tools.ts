@@ -1,5 +1,5 @@
 import { errors as playwrightErrors } from 'playwright-core';
-import { MAX_WAIT_MS, performAction, type Action } from '../act/index.js';
+import { isSettleWait, MAX_WAIT_MS, performAction, settleLine, type Action } from '../act/index.js';
 import { z } from 'zod';
 import { DEFAULTS, type ServiceConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
@@ -8,6 +8,7 @@ import type { ModelFallback } from '../llm/types.js';
 import type { Usage } from '../usage.js';
 import { navigate, type NavigatePolicy } from '../navigate.js';
 import type { Session } from '../sessions.js';
+import { latestMark, markAction, settleAfterAction } from '../settle/index.js';
 import type { Variables } from '../variables.js';
 
 const MAX_RESULT_CHARS = 8_000;
@@ -45,7 +46,7 @@ function defineBrowserTool<S extends z.ZodObject>(tool: BrowserTool<S>): Browser
   return tool;
 }
 
-const ref = z.string().min(1).describe('Element ref from the page text, e.g. "0-12" (without brackets).');
+const ref = z.string().min(1).describe('Element ref from the page text, e.g. "12" (without brackets).');
 
 export const BROWSER_TOOLS = [
   defineBrowserTool({
@@ -129,7 +130,7 @@ export const BROWSER_TOOLS = [
   }),
   defineBrowserTool({
     name: 'wait',
-    description: 'Wait a number of milliseconds, or until some text is visible on the page.',
+    description: 'Wait a number of milliseconds, or until some text is visible on the page; with neither, until the page settles.',
     input: z
       .object({
         ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Time to wait, ms.'),
@@ -187,10 +188,16 @@ export const BROWSER_TOOLS = [
   }),
 ] as unknown as BrowserTool[];
 
-/** Browser tools are act's methods: one implementation (src/core/act), the tool's answer is its message. */
+/**
+ * Browser tools are act's methods: one implementation (src/core/act), and like act they answer once the page has
+ * finished reacting; the tool's answer is its message, plus a line when that took long.
+ */
 async function perform(env: ToolEnv, action: Action, timeoutMs?: number): Promise<ToolOutcome> {
+  const mark = isSettleWait(action) ? latestMark(env.session) : await markAction(env.session);
   const performed = await performAction(env.session, action, { timeoutMs, signal: env.signal, variables: env.variables });
-  return { text: performed.message };
+  const settled = await settleAfterAction(env.session, mark, { signal: env.signal });
+  const line = settleLine({ settled });
+  return { text: line ? `${performed.message} ${line}` : performed.message };
 }
 
 export function clip(text: string, max = MAX_RESULT_CHARS): string {

@@ -18,7 +18,7 @@ const MAX_TARGETS_NAMED = 5;
 
 /** The per-context options that send all of a browser context's traffic through its egress proxy. */
 export interface ContextProxyOptions {
-  proxy: { server: string };
+  proxy: { server: string; username?: string; password?: string; bypass?: string };
 }
 
 /** One browser context's proxy, and the `blocked` page events of its session. */
@@ -31,9 +31,12 @@ export class ContextEgress {
     readonly policy: EgressPolicy,
   ) {}
 
-  /** Options for browser.newContext: all of the context's traffic through this proxy (Playwright adds <-loopback>). */
+  /**
+   * Options for browser.newContext: all of the context's traffic through this proxy (Playwright adds <-loopback>), with
+   * the proxy's own credentials, so no other process can use it.
+   */
   get contextOptions(): ContextProxyOptions {
-    return { proxy: { server: this.proxy.url } };
+    return { proxy: { server: this.proxy.url, ...this.proxy.credentials } };
   }
 
   /** Links the proxy to the session using the context; the proxy closes with the context. */

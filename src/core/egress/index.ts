@@ -6,15 +6,27 @@ import { ContextEgress } from './context.js';
 import { createDispatcher, fetchVia } from './fetch.js';
 import { EgressPolicy, parseAllowRule, type EgressPolicyName } from './policy.js';
 import { EgressProxy } from './proxy.js';
+import { UpstreamProxy, type UpstreamProxyConfig } from './upstream.js';
 
 export { contextEgress, checkNavigationEgress, watchRefusedNavigation, type ContextProxyOptions, type EgressSession } from './context.js';
 export { endsOnRefusal } from './fetch.js';
 export { EGRESS_POLICIES, EgressRefusedError, type EgressPolicyName } from './policy.js';
+export type { UpstreamProxyConfig } from './upstream.js';
 
 /** Connect and response-header bound of every outbound connection the server makes for a caller. */
 export const DEFAULT_OUTBOUND_TIMEOUT_MS = 15_000;
-/** Chromium flags without which traffic could leave around the proxy: QUIC and WebRTC's UDP. */
-const PROXY_ONLY_ARGS = ['--disable-quic', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'];
+/**
+ * Chromium flags without which traffic could leave around the proxy: QUIC, and WebRTC's UDP (STUN, TURN/UDP, host
+ * candidates). Headless Chromium reads only `--webrtc-ip-handling-policy` (the `--force-` form, read by the headed
+ * browser, left 5-10 STUN requests per connection reaching loopback). Remote ICE candidates named `*.local` are still
+ * resolved by multicast DNS (224.0.0.251:5353) under that policy; the resolver rule fails those names first.
+ */
+const PROXY_ONLY_ARGS = [
+  '--disable-quic',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--host-resolver-rules=MAP *.local ~NOTFOUND',
+];
 
 export interface EgressConfig {
   /** Unset: "all", unless a door that accepts remote callers asks for "public" (see preferPolicy). */
@@ -62,12 +74,16 @@ export class Egress {
     return this.policy.name === 'public' ? PROXY_ONLY_ARGS : [];
   }
 
-  /** A proxy for one new browser context, or undefined when nothing is filtered. */
-  async openContext(): Promise<ContextEgress | undefined> {
+  /**
+   * A proxy for one new browser context, or undefined when nothing is filtered (the context then uses the session's
+   * upstream proxy, if any, directly). With an upstream, its own address is checked against the policy first.
+   */
+  async openContext(upstreamConfig?: UpstreamProxyConfig): Promise<ContextEgress | undefined> {
     const policy = this.policy;
     if (policy.name === 'all') return undefined;
     this.checkBrowserReach();
-    const proxy = await EgressProxy.start({ policy, connectTimeoutMs: this.connectTimeoutMs, logger: this.config.logger });
+    const upstream = upstreamConfig ? await UpstreamProxy.open(upstreamConfig, policy, this.connectTimeoutMs) : undefined;
+    const proxy = await EgressProxy.start({ policy, connectTimeoutMs: this.connectTimeoutMs, logger: this.config.logger, upstream });
     return new ContextEgress(proxy, policy);
   }
 

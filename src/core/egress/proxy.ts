@@ -1,8 +1,10 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { EgressRefusedError, type EgressPolicy } from './policy.js';
+import { upstreamAuthRefused, type UpstreamProxy } from './upstream.js';
 
 /** Headers that belong to one hop (browser -> proxy or proxy -> server), never forwarded. */
 const HOP_HEADERS = new Set([
@@ -17,11 +19,21 @@ const HOP_HEADERS = new Set([
   'upgrade',
 ]);
 const RECENT_LIMIT = 32;
+const REALM = 'Basic realm="browser-session-mcp egress"';
+const AUTH_REQUIRED = `HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: ${REALM}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
+
+/** The credentials a browser context gives its proxy (Playwright's `proxy.username`/`password`). */
+export interface ProxyCredentials {
+  username: string;
+  password: string;
+}
 
 export interface ProxyOptions {
   policy: EgressPolicy;
   connectTimeoutMs: number;
   logger: Logger;
+  /** The session's upstream proxy: checked targets are reached through it (upstream.ts). */
+  upstream?: UpstreamProxy;
 }
 
 /**
@@ -36,6 +48,12 @@ export class EgressProxy {
   private readonly failures = new Map<string, { error: Error; at: number }>();
   private readonly sockets = new Set<Duplex>();
   private readonly agent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
+
+  /** Only its own browser context knows these: any other local process that connects is answered 407. */
+  readonly credentials: ProxyCredentials = { username: 'session', password: randomBytes(24).toString('base64url') };
+  private readonly expected = Buffer.from(
+    `Basic ${Buffer.from(`${this.credentials.username}:${this.credentials.password}`).toString('base64')}`,
+  );
 
   private constructor(
     private readonly server: Server,
@@ -77,6 +95,11 @@ export class EgressProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  private authorized(req: IncomingMessage): boolean {
+    const given = Buffer.from(req.headers['proxy-authorization'] ?? '');
+    return given.length === this.expected.length && timingSafeEqual(given, this.expected);
+  }
+
   private track(socket: Duplex): void {
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
@@ -104,9 +127,11 @@ export class EgressProxy {
   /** Resolves and checks, then connects to the first checked address that answers within the connect timeout. */
   private async open(host: string, port: number): Promise<Socket> {
     const targets = await this.options.policy.resolve(host, port);
+    const upstream = this.options.upstream?.carries(host) ? this.options.upstream : undefined;
     let lastError: unknown;
     for (const target of targets.slice(0, 2)) {
       try {
+        if (upstream) return await upstream.tunnel(target.address, port);
         return await connectWithin({ host: target.address, port, family: target.family }, this.options.connectTimeoutMs);
       } catch (err) {
         lastError = err;
@@ -117,6 +142,8 @@ export class EgressProxy {
 
   private async tunnel(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     this.track(socket);
+    // The connection is detached from the HTTP parser here: the browser retries with credentials on a new one.
+    if (!this.authorized(req)) return void socket.end(AUTH_REQUIRED);
     let target: URL;
     try {
       target = new URL(`http://${req.url ?? ''}`);
@@ -149,6 +176,10 @@ export class EgressProxy {
   }
 
   private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!this.authorized(req)) {
+      res.writeHead(407, { 'proxy-authenticate': REALM, 'content-length': 0 }).end();
+      return;
+    }
     let target: URL;
     try {
       target = new URL(req.url ?? '');
@@ -168,13 +199,17 @@ export class EgressProxy {
       return;
     }
     const { address, family } = targets[0]!;
+    const path = `${target.pathname}${target.search}`;
+    const via = this.options.upstream?.carries(target.hostname) ? this.options.upstream.requestOptions({ address, port, path }) : undefined;
     const upstream = httpRequest({
-      host: address,
-      family,
-      port,
+      ...(via ?? { host: address, family, port, path }),
       method: req.method,
-      path: `${target.pathname}${target.search}`,
-      headers: forwardHeaders(req.rawHeaders),
+      headers: [
+        ...forwardHeaders(req.rawHeaders),
+        ...Object.entries(via?.headers ?? {})
+          .flat()
+          .map(String),
+      ],
       setHost: false,
       agent: this.agent,
     });
@@ -185,6 +220,13 @@ export class EgressProxy {
       socket.once('close', () => clearTimeout(timer));
     });
     upstream.on('response', (answer) => {
+      // The upstream refused the session's credentials: a failure of this hop, not a page for the browser to answer.
+      if (via && answer.statusCode === 407) {
+        answer.resume();
+        this.failed(target.hostname, port, new Error(upstreamAuthRefused(this.options.upstream!.name)));
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardHeaders(answer.rawHeaders));
       answer.pipe(res);
       answer.on('error', () => res.destroy());

@@ -5,6 +5,8 @@ import { ServiceError } from '../errors.js';
 import type { PlacedContext } from '../hosts/host.js';
 import type { BrowserPool } from '../hosts/pool.js';
 import type { StorageState } from '../state/schema.js';
+import { RequestBlocker } from './blocking.js';
+import { checkOptionsAllowed, checkTimeout, contextOptionsFor, type SessionOptions, type SessionOptionsRules } from './options.js';
 import type { PageWatcher } from './page.js';
 import { Session } from './session.js';
 
@@ -19,6 +21,8 @@ export interface SessionRegistryOptions {
   egress?: Egress;
   /** What a popup becomes: closed and reported (default) or a tab of the session. */
   popups?: 'close' | 'tab';
+  /** Which session_start options callers may use (--session-options-allowed / --session-options-denied). */
+  sessionOptions?: SessionOptionsRules;
 }
 
 /** How a new session's context starts, besides the server's settings. */
@@ -37,15 +41,24 @@ export class SessionRegistry {
   private readonly watchers: PageWatcher[] = [];
   /** Sessions being started, per owner: they count against the limits before they exist. */
   private readonly starting = new Map<string, number>();
-  private readonly sweeper: NodeJS.Timeout;
+  private sweeper: NodeJS.Timeout | undefined;
+  /** The idle timeout the sweeper's period is set for: the shortest of the server's and the sessions' own. */
+  private sweptFor = Infinity;
   private closing = false;
 
   constructor(
     private readonly pool: BrowserPool,
     private readonly options: SessionRegistryOptions,
   ) {
-    const every = Math.max(50, Math.min(60_000, Math.floor(options.sessionIdleTimeoutMs / 4)));
-    this.sweeper = setInterval(() => void this.expireIdle(), every);
+    this.sweepFor(options.sessionIdleTimeoutMs);
+  }
+
+  /** Checks idle sessions often enough for an idle timeout of `timeoutMs` (a quarter of it, between 50 ms and a minute). */
+  private sweepFor(timeoutMs: number): void {
+    if (timeoutMs >= this.sweptFor || this.closing) return;
+    this.sweptFor = timeoutMs;
+    clearInterval(this.sweeper);
+    this.sweeper = setInterval(() => void this.expireIdle(), Math.max(50, Math.min(60_000, Math.floor(timeoutMs / 4))));
     this.sweeper.unref();
   }
 
@@ -78,9 +91,14 @@ export class SessionRegistry {
     return this.options.sessionIdleTimeoutMs;
   }
 
-  /** `init.storageState`: the cookies and storage the context starts with (src/core/state). */
-  async start(owner: string, init: SessionInit = {}): Promise<Session> {
+  /**
+   * Starts a session with `options` (already valid against SessionOptions) applied to its new context;
+   * `init.storageState`: the checked cookies and storage the context starts with (src/core/state).
+   */
+  async start(owner: string, options: SessionOptions = {}, init: SessionInit = {}): Promise<Session> {
     if (this.closing) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
+    checkOptionsAllowed(options, this.options.sessionOptions);
+    checkTimeout(options, this.options.sessionIdleTimeoutMs);
     const perKey = Math.min(this.options.maxSessionsPerKey ?? this.options.maxSessions, this.options.maxSessions);
     // The messages name only the caller's own figures: other keys' counts are not theirs to learn.
     if (this.openCount(owner) >= perKey)
@@ -96,13 +114,13 @@ export class SessionRegistry {
     this.starting.set(owner, (this.starting.get(owner) ?? 0) + 1);
     try {
       // With a filtering egress policy the context gets its own proxy (docs/egress.md); it closes with the context.
-      const egress = await this.options.egress?.openContext();
-      const { context, connection } = await this.newContext({ ...egress?.contextOptions, ...stateOption(init) }).catch(
-        async (err: unknown) => {
-          await egress?.proxy.close();
-          throw err;
-        },
-      );
+      // A session's upstream proxy is chained behind the filtering proxy, or used directly when nothing is filtered.
+      const egress = await this.options.egress?.openContext(options.proxy);
+      const proxy = egress?.contextOptions ?? (options.proxy ? { proxy: { ...options.proxy } } : undefined);
+      const { context, connection } = await this.newContext(options, proxy, init).catch(async (err: unknown) => {
+        await egress?.proxy.close();
+        throw err;
+      });
       try {
         const page = await context.newPage();
         const session = new Session({
@@ -114,12 +132,16 @@ export class SessionRegistry {
           logger: this.options.logger,
           watchers: [...this.watchers],
           popups: this.options.popups ?? 'close',
+          startOptions: options,
         });
         egress?.attach(session);
+        session.blocker = await RequestBlocker.install(context, options, session.log);
         // Raw CDP calls share the page's one CDP session: open it now, not later beside a busy renderer.
         await session.watched.cdp();
         this.sessions.set(session.id, session);
-        this.options.logger.info({ session: session.id, open: this.sessions.size }, 'session started');
+        if (options.timeoutMs !== undefined) this.sweepFor(options.timeoutMs);
+        // Option names only: values may hold secrets (the proxy password, header values).
+        this.options.logger.info({ session: session.id, open: this.sessions.size, options: Object.keys(options) }, 'session started');
         return session;
       } catch (err) {
         await context.close().catch(() => undefined);
@@ -134,8 +156,8 @@ export class SessionRegistry {
   }
 
   /** The one place a session's context is created; the pool picks the host. */
-  private newContext(options: Partial<ContextProxyOptions> & { storageState?: StorageState }): Promise<PlacedContext> {
-    return this.pool.newContext({ acceptDownloads: false, viewport: { width: 1280, height: 800 }, ...options });
+  private newContext(options: SessionOptions, proxy: ContextProxyOptions | undefined, init: SessionInit): Promise<PlacedContext> {
+    return this.pool.newContext({ acceptDownloads: false, ...contextOptionsFor(options), ...proxy, ...stateOption(init) });
   }
 
   /** The session with this id if `owner` may see it; other owners get the same not-found error, so ids cannot be probed. */
@@ -180,7 +202,7 @@ export class SessionRegistry {
   private async expireIdle(): Promise<void> {
     const now = Date.now();
     for (const session of this.sessions.values()) {
-      if (session.isBusy || now - session.lastUsedAt.getTime() < this.options.sessionIdleTimeoutMs) continue;
+      if (session.isBusy || now - session.lastUsedAt.getTime() < session.idleTimeoutMs(this.options.sessionIdleTimeoutMs)) continue;
       this.sessions.delete(session.id);
       this.options.logger.info({ session: session.id }, 'session expired after being idle');
       await session.close('This session expired after being idle.');

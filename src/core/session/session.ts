@@ -4,11 +4,13 @@ import { z } from 'zod';
 import { ServiceError } from '../errors.js';
 import type { HostConnection } from '../hosts/host.js';
 import { withTimeout } from '../operation.js';
+import type { RequestBlocker } from './blocking.js';
 import { EventLog, PageEventSchema, type PageEvent } from './events.js';
 import { FrameRegistry } from './frames.js';
 import type { PageWatcher, WatchedPage } from './page.js';
 import { SessionPages } from './pages.js';
 import { closePopup } from './policy.js';
+import { redactOptions, SessionOptions } from './options.js';
 import { OperationQueue } from './queue.js';
 import { FeatureState } from './state.js';
 
@@ -39,12 +41,15 @@ export const SessionInfoSchema = z.object({
     .enum(['open', 'lost'])
     .describe('lost: the browser host went away with the pages; operations answer browser_unavailable; end it with session_end.'),
   tabs: z.array(TabInfoSchema).describe('The pages of the session; operations act on the active one.'),
+  options: SessionOptions.describe('The options the session was started with; the proxy password and header values show as "***".'),
+  blockedRequests: z.number().optional().describe('Requests blocked by blockResources / blockUrls so far.'),
 });
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 
 const CLOSE_TIMEOUT_MS = 10_000;
 
-export interface SessionOptions {
+/** What a Session is made of (its start options are `startOptions`). */
+export interface SessionInit {
   id: string;
   owner: string;
   context: BrowserContext;
@@ -56,6 +61,8 @@ export interface SessionOptions {
   watchers: readonly PageWatcher[];
   /** What a popup becomes: closed and reported, or a tab. */
   popups: 'close' | 'tab';
+  /** The session_start options in force. */
+  startOptions?: SessionOptions;
 }
 
 /** One isolated browser session: a BrowserContext and its page, owned by one caller, with its operations in one queue. */
@@ -76,8 +83,14 @@ export class Session {
   private readonly queue = new OperationQueue();
   private readonly logger: Logger;
 
-  constructor(options: SessionOptions) {
+  /** The session_start options in force (shown redacted in SessionInfo). */
+  readonly startOptions: SessionOptions;
+  /** Its blockResources / blockUrls routes, when it has any. */
+  blocker: RequestBlocker | undefined;
+
+  constructor(options: SessionInit) {
     ({ id: this.id, owner: this.owner, context: this.context, logger: this.logger } = options);
+    this.startOptions = options.startOptions ?? {};
     this.pages = new SessionPages(
       {
         sessionId: this.id,
@@ -168,7 +181,13 @@ export class Session {
     this.pages.checkResponsive();
   }
 
-  info(idleTimeoutMs: number): SessionInfo {
+  /** How long the session may stay idle: its own timeoutMs, else the server's. */
+  idleTimeoutMs(serverIdleTimeoutMs: number): number {
+    return this.startOptions.timeoutMs ?? serverIdleTimeoutMs;
+  }
+
+  info(serverIdleTimeoutMs: number): SessionInfo {
+    const idleTimeoutMs = this.idleTimeoutMs(serverIdleTimeoutMs);
     return {
       id: this.id,
       mainFrameId: this.frameId(this.page.mainFrame()),
@@ -184,6 +203,8 @@ export class Session {
       host: this.pages.hostName,
       state: this.pages.hostLoss() ? 'lost' : 'open',
       tabs: this.pages.list(),
+      options: redactOptions(this.startOptions),
+      ...(this.blocker ? { blockedRequests: this.blocker.total } : {}),
     };
   }
 

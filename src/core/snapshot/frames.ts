@@ -62,7 +62,7 @@ export async function fillFrameSlots(
       }
       const tree = await fetchAXTree(cdp);
       const frameId = session.frameId(frame);
-      const renderer = new Renderer(tree, frameId, true, refNumbers(session, frameId, tree), await readHiddenText(cdp, tree));
+      const renderer = new Renderer(tree, `${frameId}-`, true, refNumbers(session, frameId, tree), await readHiddenText(cdp, tree));
       slot.lines.push(...renderer.render(tree.root, slot.depth));
       out.push({ frameId, refs: renderer.refs });
       await fillFrameSlots(session, renderer.lines.filter(isSlot), cdp, timeoutMs, out);

@@ -5,10 +5,11 @@ import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
 import { fetchAXTree, name, type AXTree } from './ax.js';
 import { bounded, DEFAULT_CALL_TIMEOUT_MS, pageSession, type Cdp } from './cdp.js';
+import { compactLines } from './compact.js';
 import { readHiddenText } from './hidden.js';
 import { rememberRead } from './last-read.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
-import { REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
+import { MAIN_REF_FRAME, REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer, type FrameSlot } from './render.js';
 import { resolveScope, scopeRoots } from './scope.js';
 import { waitForSettledDom } from './settle.js';
@@ -75,7 +76,10 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   throwIfAborted(ctx.signal);
   const mainId = session.frameId(page.mainFrame());
   const hidden = await readHiddenText(cdp, tree);
-  const renderer = new Renderer(tree, mainId, options.iframes ?? false, refNumbers(session, mainId, tree), hidden);
+  // Main-frame refs are bare numbers ("12", one o200k token) unless iframe content is inlined beside them ("0-12", "1-3").
+  const inlined = options.iframes === true && page.frames().length > 1;
+  session.state.set(MAIN_REF_FRAME, mainId);
+  const renderer = new Renderer(tree, inlined ? `${mainId}-` : '', options.iframes ?? false, refNumbers(session, mainId, tree), hidden);
   const roots = scope === undefined ? [tree.root] : await scopeRoots(cdp, tree, scope);
   for (const root of roots) renderer.render(root);
   const frames: FrameRefs[] = [{ frameId: mainId, refs: renderer.refs }];
@@ -90,7 +94,7 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const title = tree.document === undefined ? name(tree.root) : await bounded(page.title(), callTimeoutMs, 'reading the title');
   const refs = new Map<string, ElementRef>();
   for (const [ref, { backendNodeId: _unused, ...element }] of targets) refs.set(ref, element);
-  const text = flatten(renderer.lines).join('\n');
+  const text = compactLines(flatten(renderer.lines)).join('\n');
   const url = page.url();
   if (scope === undefined) rememberRead(session, { text, url, document: tree.root.backendDOMNodeId, iframes: options.iframes ?? false });
   return { text, refs, url, title };

@@ -8,6 +8,8 @@ import { RefNumbers } from './render.js';
 
 /** The refs of the session's latest page text; replaced by every read. */
 export const REFS = stateKey('snapshot.refs', () => new Map<string, RefTarget>());
+/** The main frame's id at the latest read: its refs may be written without it ("12" for "0-12"). */
+export const MAIN_REF_FRAME = stateKey('snapshot.mainRefFrame', () => '0');
 /** Each frame's ref numbering, by frame id. */
 const NUMBERS = stateKey('snapshot.refNumbers', () => new Map<string, RefNumbers>());
 const ENGINE = 'bsm-ref';
@@ -51,7 +53,7 @@ function registerEngine(): Promise<void> {
 
 /** The element a ref of the latest snapshot stands for, without touching the page; undefined when the ref is unknown. */
 export function refTarget(session: Session, ref: string): ElementRef | undefined {
-  const target = session.state.get(REFS).get(ref.trim().replace(/^\[|\]$/g, ''));
+  const target = findTarget(session, ref.trim().replace(/^\[|\]$/g, ''));
   if (!target) return undefined;
   const { backendNodeId: _unused, ...element } = target;
   return element;
@@ -61,11 +63,11 @@ export function refTarget(session: Session, ref: string): ElementRef | undefined
 export async function resolveRefLocator(session: Session, ref: string): Promise<Locator> {
   await registerEngine();
   const cleaned = ref.trim().replace(/^\[|\]$/g, '');
-  const target = session.state.get(REFS).get(cleaned);
+  const target = findTarget(session, cleaned);
   if (!target) {
     throw new ServiceError(
       'ref_not_found',
-      `Unknown element ref "${ref}". Refs look like "0-41" and come from the latest page text; read the page again to get fresh ones.`,
+      `Unknown element ref "${ref}". Refs look like "41" (or "1-41" inside an iframe) and come from the latest page text; read the page again to get fresh ones.`,
     );
   }
   const frame = liveFrame(session, target, cleaned);
@@ -103,6 +105,17 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
     await detach?.();
   }
   return frame.locator(`${ENGINE}=${cleaned}`);
+}
+
+/** A ref of the latest read, written as printed or with the main frame's id added or left out ("12" and "0-12"). */
+function findTarget(session: Session, ref: string): RefTarget | undefined {
+  const refs = session.state.get(REFS);
+  const main = session.state.get(MAIN_REF_FRAME);
+  const found = refs.get(ref);
+  if (found) return found;
+  if (/^\d+$/.test(ref)) return refs.get(`${main}-${ref}`);
+  const dash = ref.lastIndexOf('-');
+  return dash > 0 && ref.slice(0, dash) === main ? refs.get(ref.slice(dash + 1)) : undefined;
 }
 
 /** The ref's frame; a frame that has gone makes the ref stale, not the caller's frame id wrong. */

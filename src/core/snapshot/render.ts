@@ -94,7 +94,10 @@ export class RefNumbers {
   }
 }
 
-/** Renders one frame's accessibility tree as compact text lines; refs are `${frameId}-${number}`, numbered by `numbers`. */
+/**
+ * Renders one frame's accessibility tree as compact text lines; refs are `${refPrefix}${number}`, numbered by `numbers`
+ * (`refPrefix` is `${frameId}-`, or empty for the main frame when no iframe's content is inlined).
+ */
 export class Renderer {
   readonly lines: Array<string | FrameSlot> = [];
   readonly refs = new Map<string, RenderedRef>();
@@ -108,7 +111,7 @@ export class Renderer {
 
   constructor(
     private readonly tree: AXTree,
-    private readonly frameId: string,
+    private readonly refPrefix: string,
     private readonly iframes: boolean,
     private readonly numbers: RefNumbers = new RefNumbers(tree.root.backendDOMNodeId),
     /** On-screen text of aria-hidden regions, by DOM node (hidden.ts): the tree has those regions without their text. */
@@ -243,7 +246,7 @@ export class Renderer {
   private control(node: AXNode, r: string, depth: number): void {
     // A focusable element without a name (a div with tabindex) is labelled by its text.
     const label = clean(name(node)) || (this.hasInteractiveInside(node) ? '' : clean(subtreeText(this.tree, node)));
-    const ref = `${this.frameId}-${node.backendDOMNodeId === undefined ? 'x' : this.numbers.of(node.backendDOMNodeId)}`;
+    const ref = `${this.refPrefix}${node.backendDOMNodeId === undefined ? 'x' : this.numbers.of(node.backendDOMNodeId)}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.backendDOMNodeId !== undefined) this.refs.set(ref, { role: r, name: label, backendNodeId: node.backendDOMNodeId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
@@ -270,7 +273,7 @@ export class Renderer {
     this.flush();
   }
 
-  /** Links read as Markdown links inside the text, the ref standing where the URL would: `[Pricing](0-41)`. */
+  /** Links read as Markdown links inside the text, the ref standing where the URL would: `[Pricing](41)`. */
   private link(node: AXNode, label: string, ref: string, href: string | undefined, depth: number): void {
     const text = (label || (href ? urlLabel(href) : 'link')).replace(/[[\]]/g, '');
     const inner = clean(subtreeText(this.tree, node));
@@ -331,7 +334,7 @@ export class Renderer {
     // The frame element itself gets a ref too: it can be scrolled to, focused or clicked like any other element.
     let ref = '';
     if (node.backendDOMNodeId !== undefined) {
-      ref = `${this.frameId}-${this.numbers.of(node.backendDOMNodeId)}`;
+      ref = `${this.refPrefix}${this.numbers.of(node.backendDOMNodeId)}`;
       this.refs.set(ref, { role: 'iframe', name: label, backendNodeId: node.backendDOMNodeId });
     }
     const head = `${indent(depth)}${ref ? `[${ref}] ` : ''}iframe${label ? `: ${label}` : ''}`;

@@ -1,4 +1,4 @@
-/** An interactive element the page text gave a ref to, e.g. "0-41" (frame 0, DOM node 41). */
+/** An interactive element the page text gave a ref to, e.g. "41" (the main frame's element 41) or "1-41" (frame 1's). */
 export interface ElementRef {
   ref: string;
   frameId: string;

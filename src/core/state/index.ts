@@ -10,4 +10,4 @@ export {
 } from './schema.js';
 export { readStorageState, StateRequest, stateSummary } from './session-state.js';
 export { MAX_PROFILES_PER_KEY, ProfileInfo, ProfileList, ProfileName, ProfileStore, type ProfileStoreOptions } from './profiles.js';
-export { EndSessionRequest, SaveProfileRequest, SessionProfiles, SessionStart } from './start.js';
+export { EndSessionRequest, SaveProfileRequest, SessionProfiles, type SessionStart } from './start.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 export const StateRequest = z
   .object({
-    indexedDB: z.boolean().optional().describe('Include IndexedDB (e.g. Firebase auth tokens); off by default.'),
+    indexedDB: z.boolean().optional(),
   })
   .strict();
 export type StateRequest = z.infer<typeof StateRequest>;

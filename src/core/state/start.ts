@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ServiceError } from '../errors.js';
+import type { SessionOptions } from '../session/options.js';
 import type { Session } from '../session/session.js';
 import { stateKey } from '../session/state.js';
 import { ProfileName, type ProfileInfo, type ProfileList, type ProfileStore } from './profiles.js';
@@ -10,23 +11,13 @@ import { readStorageState, type StateRequest } from './session-state.js';
 /** A profile name as the doors take it; the core checks it against ProfileName (kept out of the tool schemas: tokens). */
 const NameField = z.string().min(1).max(64);
 
-/** What session_start takes from this feature; the door merges it with the other start options. */
-export const SessionStart = z
-  .object({
-    storageState: z.unknown().optional().describe('Playwright storage state {cookies, origins} to start from.'),
-    profile: NameField.optional().describe('A saved profile to start from.'),
-  })
-  .strict();
-export type SessionStart = z.infer<typeof SessionStart>;
+/** What session_start takes from this feature: two fields of SessionOptions (src/core/session/options.ts). */
+export type SessionStart = Pick<SessionOptions, 'storageState' | 'profile'>;
 
-export const SaveProfileRequest = z
-  .object({ name: NameField.optional().describe('Default: the profile the session started from.') })
-  .strict();
+export const SaveProfileRequest = z.object({ name: NameField.optional().describe('default: its profile') }).strict();
 export type SaveProfileRequest = z.infer<typeof SaveProfileRequest>;
 
-export const EndSessionRequest = z
-  .object({ saveProfile: z.boolean().optional().describe('Save to the profile the session started from, then end.') })
-  .strict();
+export const EndSessionRequest = z.object({ saveProfile: z.boolean().optional().describe('save to its profile first') }).strict();
 export type EndSessionRequest = z.infer<typeof EndSessionRequest>;
 
 /** The profile a session was started from: session_end {saveProfile} and profile_save without a name write to it. */

@@ -1,9 +1,7 @@
-import { z } from 'zod';
-import { AgentConfig, AgentExecuteOptions, AgentResult } from '../../core/agent/schema.js';
-import { operationOutput } from '../result.js';
-import { defineTool } from '../tool.js';
+import { AgentExecuteRequest, AgentResult } from '../agent/schema.js';
+import { defineOperation } from './define.js';
 
-export const agentExecuteTool = defineTool({
+export const agentExecuteOperation = defineOperation({
   name: 'agent_execute',
   title: 'Run an autonomous browser agent',
   description:
@@ -14,26 +12,18 @@ export const agentExecuteTool = defineTool({
     'agentConfig picks provider/model and MCP integrations (server URLs) whose tools the agent may also call. ' +
     'Returns success, completed, a message with the outcome, every action taken, and token usage. ' +
     'Takes minutes on long tasks; the session is busy meanwhile.',
-  input: z
-    .object({
-      sessionId: z.string().min(1).describe('Id from session_start.'),
-      agentConfig: AgentConfig.optional().describe(
-        'Model and integrations: {provider, model, instructions, options {apiKey, baseURL, ...}, integrations}.',
-      ),
-      executeOptions: AgentExecuteOptions,
-      streamResponse: z.boolean().optional().describe('Send each action as a log notification while the agent runs.'),
-    })
-    .strict(),
+  summary: 'Run the autonomous agent on the session until the instruction is done or maxSteps is reached.',
+  input: AgentExecuteRequest,
   output: AgentResult,
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-  run: async ({ sessionId, agentConfig, executeOptions }, ctx) => {
-    const outcome = await ctx.service.agentExecute(ctx.owner, sessionId, { agentConfig, executeOptions }, ctx);
-    return operationOutput(outcome, (result) => ({ structured: result, text: agentSummary(result) }));
-  },
+  kind: 'destructive',
+  streams: true,
+  rest: { method: 'POST', path: '/v1/sessions/{id}/agentExecute', operationId: 'SessionAgentExecute' },
+  text: agentSummary,
+  run: (input, { service, owner, sessionId, ctx }) => service.agentExecute(owner, sessionId, input, ctx),
 });
 
 /** The outcome and the actions taken, for clients that read the text content. */
-export function agentSummary(result: AgentResult): string {
+function agentSummary(result: AgentResult): string {
   const failed = result.actions.filter((action) => action.error !== undefined).length;
   return [
     `${result.completed ? (result.success ? 'Completed' : 'Gave up') : 'Not completed'}: ${result.message}`,

@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import type { OperationContext } from '../operation.js';
+import type { Outcome } from '../outcome.js';
+import type { BrowserService } from '../service.js';
+
+/**
+ * One operation, declared once: every door (MCP tools, REST routes, OpenAPI, SSE, forwarding to peers, the library)
+ * is generated from these declarations (src/core/operations/index.ts lists them). No door imports here.
+ */
+
+/** What an operation does to the world; MCP annotations and retry safety derive from it. */
+export type OperationKind = 'read' | 'action' | 'destructive';
+
+/** Where an operation stands in each door besides its own MCP tool. */
+export interface McpPlacement {
+  /**
+   * Folded into another operation's MCP tool to save tool-list tokens: that tool gains `operation: "<name>"` and
+   * this operation's fields (docs/operations.md). The REST route and the library call stay the operation's own.
+   */
+  foldInto?: string;
+  /** Defaults the MCP door alone applies, shown in its input schema: MCP clients drop big results (`{maxTokens: 20000}`). */
+  defaults?: Record<string, unknown>;
+}
+
+/** An operation that answers bytes (a screenshot, a recording): REST sends the bytes, MCP an image or resource block. */
+export interface BinaryAnswer<O> {
+  /** The media types REST may answer. */
+  mediaTypes: readonly string[];
+  /** Response headers of the REST answer carrying fields of the JSON part: `{width: 'x-image-width'}`. */
+  headers?: Partial<Record<keyof O & string, string>>;
+}
+
+/** The result of a binary operation: the bytes, their media type, and the JSON part (`output`). */
+export interface BinaryResult<O = Record<string, unknown>> {
+  bytes: Buffer;
+  mediaType: string;
+  info: O;
+}
+
+export interface OperationCall {
+  service: BrowserService;
+  /** Scope of the caller's sessions. */
+  owner: string;
+  /** The session, for operations with `session: true`. */
+  sessionId: string;
+  ctx: OperationContext;
+}
+
+export interface OperationDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, R = z.infer<O>> {
+  /** The MCP tool name and the library's call name, snake_case: `agent_execute`. */
+  name: string;
+  title: string;
+  /** Written for a model (the MCP tool description): what it does, when to use it, what it returns. Keep it short. */
+  description: string;
+  /** The REST summary; defaults to the description. */
+  summary?: string;
+  /** Input besides `sessionId` (the same schema validates MCP arguments, REST bodies and library calls). */
+  input: I;
+  /** The result's JSON (MCP structuredContent, REST data.result); for binary answers the part besides the bytes. */
+  output: O;
+  kind: OperationKind;
+  /** Needs a session: MCP and the library take `sessionId`, REST has it in the path (default true). */
+  session?: boolean;
+  /** Reaches the open web (MCP openWorldHint); default true for session operations. */
+  openWorld?: boolean;
+  /** Same input, same effect: safe to retry (MCP idempotentHint; the Python client retries such calls). */
+  idempotent?: boolean;
+  rest: {
+    method: 'GET' | 'POST';
+    /** Path, `{id}` for the session: `/v1/sessions/{id}/navigate`. GET operations read their input from the query. */
+    path: string;
+    operationId: string;
+    /** Largest body, bytes (default the REST door's 1 MiB). */
+    bodyLimit?: number;
+    /** Answers within seconds: a peer that has not answered in QUICK_HEADERS_TIMEOUT_MS is down. */
+    quick?: boolean;
+  };
+  /**
+   * How the result is answered. `outcome` (default): the result with its metadata {actionId, usage?, pageEvents,
+   * wrapped?}. `plain`: session management, the result alone (REST `data`, MCP structuredContent). `envelope`: the
+   * service interface's `{success, data: {result, actionId}}` as MCP structuredContent and library answer (navigate).
+   * `body`: REST answers the result itself as its body (`{success: true}`).
+   */
+  answer?: 'outcome' | 'plain' | 'envelope' | 'body';
+  /** Reports progress while it runs: MCP progress notifications, REST Server-Sent Events on request. */
+  streams?: boolean;
+  /** Set for operations answering bytes; `run` then resolves to a BinaryResult whose `info` is the `output`. */
+  binary?: BinaryAnswer<z.infer<O>>;
+  /** Lists span the peer instances: this field of the result is concatenated across them (`sessions`). */
+  spansPeers?: string;
+  mcp?: McpPlacement;
+  /** Text content for clients that do not read structuredContent; default the JSON of the result. */
+  text?(result: z.infer<O>): string | undefined;
+  run(input: z.infer<I>, call: OperationCall): Promise<Outcome<R>>;
+}
+
+export type AnyOperation = OperationDefinition<z.ZodObject, z.ZodType, unknown>;
+
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, R = z.infer<O>>(
+  operation: OperationDefinition<I, O, R>,
+): OperationDefinition<I, O, R> {
+  return operation;
+}
+
+/** `sessionId` as every door but REST (which has it in the path) takes it. */
+export const SessionIdField = z.string().min(1).describe('Id from session_start.');
+
+/** The input every door but REST validates: `sessionId` plus the operation's own fields. */
+export function callInput(operation: AnyOperation): z.ZodObject {
+  if (operation.session === false) return operation.input;
+  return operation.input.extend({ sessionId: SessionIdField });
+}
+
+/** The input the MCP door validates and lists: `callInput` with the operation's MCP-only defaults. */
+export function mcpInput(operation: AnyOperation): z.ZodObject {
+  const input = callInput(operation);
+  const defaults = operation.mcp?.defaults;
+  if (!defaults) return input;
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, value] of Object.entries(defaults)) {
+    const field = input.shape[key] as z.ZodType;
+    const inner = field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field;
+    shape[key] = inner.default(value as never);
+  }
+  return input.extend(shape);
+}
+
+export function needsSession(operation: AnyOperation): boolean {
+  return operation.session !== false;
+}
+
+/** MCP annotations from the kind: one rule, not four hand-set booleans per tool. */
+export function annotationsOf(operation: AnyOperation): {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+} {
+  return {
+    readOnlyHint: operation.kind === 'read',
+    destructiveHint: operation.kind === 'destructive',
+    idempotentHint: operation.idempotent ?? false,
+    openWorldHint: operation.openWorld ?? needsSession(operation),
+  };
+}

@@ -1,0 +1,40 @@
+import { actOperation, observeOperation } from './act.js';
+import { agentExecuteOperation } from './agent.js';
+import type { AnyOperation } from './define.js';
+import { extractOperation } from './extract.js';
+import { navigateOperation } from './navigate.js';
+import { profileDelete, profileList, profileSave, sessionState } from './profiles.js';
+import { screenshotOperation } from './screenshot.js';
+import { sessionEnd, sessionGet, sessionList, sessionStart } from './sessions.js';
+
+/**
+ * Every operation, in the order MCP clients list their tools. Each door is generated from this table: an operation
+ * listed here is an MCP tool (or folded into one), a REST route in the OpenAPI document, forwarded to peers, and a
+ * library call. Adding one: README "Adding an operation".
+ */
+export const OPERATIONS = [
+  sessionStart,
+  navigateOperation,
+  extractOperation,
+  observeOperation,
+  actOperation,
+  screenshotOperation,
+  sessionEnd,
+  sessionList,
+  sessionGet,
+  agentExecuteOperation,
+  profileList,
+  sessionState,
+  profileSave,
+  profileDelete,
+] as const;
+
+export type OperationName = (typeof OPERATIONS)[number]['name'];
+
+export const operations: readonly AnyOperation[] = OPERATIONS as unknown as readonly AnyOperation[];
+
+export function findOperation(name: string): AnyOperation | undefined {
+  return operations.find((operation) => operation.name === name);
+}
+
+export * from './define.js';

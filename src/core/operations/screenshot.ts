@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { ScreenshotRequest } from '../act/index.js';
+import { defineOperation, type BinaryResult } from './define.js';
+
+/** The JSON part of a screenshot; the image travels as bytes (REST) or an image block (MCP). */
+const ScreenshotOutput = z.object({
+  mimeType: z.enum(['image/png', 'image/jpeg']),
+  width: z.number().int(),
+  height: z.number().int(),
+  bytes: z.number().int(),
+});
+
+export const screenshotOperation = defineOperation({
+  name: 'screenshot',
+  title: 'Screenshot the page',
+  description:
+    'An image of the viewport, the full page (fullPage) or one element (ref); png or jpeg. ' +
+    'Capped at 2000 px a side and 2 MiB. The page text (extract) is cheaper when layout does not matter.',
+  summary:
+    'A screenshot (viewport, full page or one element by ref), answered as the image bytes with their content type; ' +
+    'headers x-image-width, x-image-height, x-action-id. At most 2000 px a side and 2 MiB.',
+  input: ScreenshotRequest,
+  output: ScreenshotOutput,
+  kind: 'read',
+  rest: { method: 'POST', path: '/v1/sessions/{id}/screenshot', operationId: 'SessionScreenshot' },
+  binary: { mediaTypes: ['image/png', 'image/jpeg'], headers: { width: 'x-image-width', height: 'x-image-height' } },
+  text: ({ width, height, mimeType, bytes }) => `Screenshot ${width}x${height} ${mimeType}, ${bytes} bytes.`,
+  run: async (input, { service, owner, sessionId, ctx }) => {
+    const { result, ...meta } = await service.screenshot(owner, sessionId, input, ctx);
+    const { image, mimeType, width, height, bytes } = result;
+    return { ...meta, result: { bytes: image, mediaType: mimeType, info: { mimeType, width, height, bytes } } satisfies BinaryResult };
+  },
+});

@@ -1,0 +1,74 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { annotationsOf, callInput, mcpInput, operations as allOperations, type AnyOperation } from '../core/operations/index.js';
+import { toJsonSchema } from '../core/validation.js';
+import { interfaceEnvelopeSchema } from '../door.js';
+
+/**
+ * The MCP tools, generated from the operation table: one tool per operation, except operations folded into another
+ * operation's tool (`mcp.foldInto`), which that tool runs when called with `operation: "<name>"`.
+ */
+export interface McpTool {
+  name: string;
+  /** The operation the tool runs without `operation`, then the ones folded into it. */
+  operations: AnyOperation[];
+  /** What tools/list shows. */
+  listing: Tool;
+}
+
+export function buildTools(operations: readonly AnyOperation[] = allOperations): McpTool[] {
+  const hosts = operations.filter((operation) => !operation.mcp?.foldInto);
+  for (const operation of operations) {
+    const host = operation.mcp?.foldInto;
+    if (host && !hosts.some((candidate) => candidate.name === host))
+      throw new Error(`Operation ${operation.name} is folded into "${host}", which is not an MCP tool of its own.`);
+  }
+  return hosts.map((host) => {
+    const members = [host, ...operations.filter((operation) => operation.mcp?.foldInto === host.name)];
+    return { name: host.name, operations: members, listing: listing(members) };
+  });
+}
+
+/** The schema of the structuredContent an operation answers over MCP. */
+export function structuredSchema(operation: AnyOperation): z.ZodType {
+  return operation.answer === 'envelope' ? interfaceEnvelopeSchema(operation.output) : operation.output;
+}
+
+/** Which operation a call runs: the host's, or the folded one named by `operation`. */
+export function pickOperation(tool: McpTool, args: Record<string, unknown>): { operation?: AnyOperation; args: Record<string, unknown> } {
+  if (tool.operations.length === 1) return { operation: tool.operations[0], args };
+  const { operation: name, ...rest } = args;
+  if (name === undefined || name === tool.name) return { operation: tool.operations[0], args: rest };
+  return { operation: tool.operations.find((operation) => operation.name === name), args: rest };
+}
+
+function listing([host, ...folded]: AnyOperation[]): Tool {
+  const hostInput = mcpInput(host!);
+  let input: z.ZodObject = hostInput;
+  let description = host!.description;
+  if (folded.length) {
+    const names = folded.map((operation) => operation.name) as [string, ...string[]];
+    const extra: Record<string, z.ZodType> = {};
+    for (const operation of folded)
+      for (const [key, field] of Object.entries(callInput(operation).shape))
+        if (!(key in hostInput.shape) && !(key in extra)) extra[key] = (field as z.ZodType).optional();
+    input = hostInput.extend({ ...extra, operation: z.enum(names).optional() });
+    description += folded.map((operation) => ` operation=${operation.name}: ${operation.description}`).join('');
+  }
+  const outputs = [host!, ...folded].map((operation) => toJsonSchema(structuredSchema(operation), 'output'));
+  const annotations = [host!, ...folded].map(annotationsOf);
+  return {
+    name: host!.name,
+    title: host!.title,
+    description,
+    inputSchema: toJsonSchema(input, 'input') as Tool['inputSchema'],
+    outputSchema: (outputs.length === 1 ? outputs[0] : { type: 'object', anyOf: outputs }) as Tool['outputSchema'],
+    annotations: {
+      title: host!.title,
+      readOnlyHint: annotations.every((a) => a.readOnlyHint),
+      destructiveHint: annotations.some((a) => a.destructiveHint),
+      idempotentHint: annotations.every((a) => a.idempotentHint),
+      openWorldHint: annotations.some((a) => a.openWorldHint),
+    },
+  };
+}

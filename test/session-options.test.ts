@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
+import { silentLogger } from '../src/core/logger.js';
+import { BrowserService } from '../src/core/service.js';
+import { pngSize, reported, startOptionsSite, type OptionsSite } from './fixtures/options-site.js';
+import { rejection } from './fixtures/rejection.js';
+
+/** session_start options through the library (the core every door calls), on real Chromium. */
+describe('session options', () => {
+  let site: OptionsSite;
+  let lib: BrowserSessions;
+
+  beforeAll(async () => {
+    site = await startOptionsSite();
+    lib = new BrowserSessions({ logger: silentLogger(), sessionIdleTimeoutMs: 60_000 });
+  });
+  afterAll(async () => {
+    await lib?.close();
+    await site?.close();
+  });
+
+  async function probe(session: BrowserSession): Promise<Record<string, unknown>> {
+    await session.page.goto(site.url('/probe'));
+    const { pageText } = await session.page.extract();
+    const report = reported(pageText, 'PROBE');
+    expect(report, pageText).toBeDefined();
+    return report!;
+  }
+
+  it('a device gives the page its viewport, scale, touch and user agent, and the screenshot its size', async () => {
+    const session = await lib.startSession({ device: 'Pixel 7' });
+    const report = await probe(session);
+    expect(report).toMatchObject({ innerWidth: 412, innerHeight: 839, devicePixelRatio: 2.625, touchEvents: true });
+    expect(report.maxTouchPoints).toBeGreaterThan(0);
+    expect(report.userAgent).toContain('Pixel 7');
+    const size = pngSize(await session.page.screenshot());
+    expect(size.width / 412).toBeCloseTo(size.height / 839, 1);
+    expect([412, Math.round(412 * 2.625)]).toContain(size.width);
+    expect(session.info().options).toEqual({ device: 'Pixel 7' });
+    await session.end();
+  });
+
+  it('a viewport sets innerWidth and the screenshot size; without options the page is 1280x800 desktop', async () => {
+    const sized = await lib.startSession({ viewport: { width: 640, height: 480 } });
+    expect(await probe(sized)).toMatchObject({ innerWidth: 640, innerHeight: 480, devicePixelRatio: 1, touchEvents: false });
+    expect(pngSize(await sized.page.screenshot())).toEqual({ width: 640, height: 480 });
+    await sized.end();
+    const plain = await lib.startSession();
+    expect(await probe(plain)).toMatchObject({ innerWidth: 1280, innerHeight: 800 });
+    expect(plain.info().options).toEqual({});
+    await plain.end();
+  });
+
+  it('a viewport overrides the device viewport and a userAgent its user agent', async () => {
+    const session = await lib.startSession({ device: 'iPhone 15', viewport: { width: 500, height: 700 }, userAgent: 'OptionsTest/1.0' });
+    expect(await probe(session)).toMatchObject({ innerWidth: 500, innerHeight: 700, userAgent: 'OptionsTest/1.0', touchEvents: true });
+    await session.end();
+  });
+
+  it('locale, time zone, color scheme and reduced motion reach the page', async () => {
+    const session = await lib.startSession({
+      locale: 'de-DE',
+      timezoneId: 'Asia/Tokyo',
+      colorScheme: 'dark',
+      reducedMotion: 'reduce',
+    });
+    // Tokyo is UTC+9 all year: getTimezoneOffset is -540 on any date.
+    expect(await probe(session)).toMatchObject({
+      locale: 'de-DE',
+      language: 'de-DE',
+      timeZone: 'Asia/Tokyo',
+      offset: -540,
+      dark: true,
+      reducedMotion: true,
+    });
+    await session.end();
+  });
+
+  it('geolocation is granted and navigator.geolocation reads it', async () => {
+    const session = await lib.startSession({ geolocation: { latitude: 52.52, longitude: 13.405, accuracy: 25 } });
+    await session.page.goto(site.url('/geo'));
+    await expect
+      .poll(async () => reported((await session.page.extract()).pageText, 'GEO'), { timeout: 15_000 })
+      .toEqual({ lat: 52.52, lon: 13.405, accuracy: 25 });
+    await session.end();
+  });
+
+  it('extraHTTPHeaders reach the server; SessionInfo shows their names, not their values', async () => {
+    const session = await lib.startSession({ extraHTTPHeaders: { 'X-Team': 'blue-7', 'Accept-Language': 'fr' } });
+    await session.page.goto(site.url('/probe'));
+    const seen = site.requests.filter((request) => request.path === '/probe').at(-1)!;
+    expect(seen.headers['x-team']).toBe('blue-7');
+    expect(seen.headers['accept-language']).toBe('fr');
+    expect(session.info().options.extraHTTPHeaders).toEqual({ 'X-Team': '***', 'Accept-Language': '***' });
+    await session.end();
+  });
+
+  it('blocked images are never requested, are counted and reported, and the page text still reads', async () => {
+    const before = site.count('/img/');
+    const open = await lib.startSession();
+    await open.page.goto(site.url('/images'));
+    expect(site.count('/img/') - before).toBe(5);
+    await open.end();
+
+    const start = site.count('/img/');
+    const session = await lib.startSession({ blockResources: ['image'] });
+    const events: unknown[] = [];
+    await session.page.goto(site.url('/images'), {}, { onOutcome: (info) => events.push(...info.pageEvents) });
+    const { pageText } = await session.page.extract();
+    expect(pageText).toContain('Gallery text stays readable');
+    expect(pageText).toContain('The end of the gallery.');
+    expect(site.count('/img/')).toBe(start);
+    expect(site.count('/style.css')).toBeGreaterThan(0);
+    await expect.poll(() => session.info().blockedRequests).toBe(5);
+    const reportedCount = events
+      .filter((event) => (event as { type: string }).type === 'blocked')
+      .reduce((sum: number, event) => sum + ((event as { count?: number }).count ?? 1), 0);
+    const laterEvents = session.info().recentEvents.filter((event) => event.type === 'blocked');
+    expect(
+      Math.max(
+        reportedCount,
+        laterEvents.reduce((sum, event) => sum + (event.count ?? 1), 0),
+      ),
+    ).toBe(5);
+    expect(laterEvents[0]!.message).toMatch(/blocked by the session's options \(image \d\)/);
+    await session.end();
+  });
+
+  it('blockUrls globs abort the matching requests only', async () => {
+    const images = site.count('/img/');
+    const styles = site.count('/style.css');
+    const seen = site.requests.length;
+    const session = await lib.startSession({ blockUrls: ['**/*.css', '**/img/3.png'] });
+    await session.page.goto(site.url('/images'));
+    await expect.poll(() => session.info().blockedRequests).toBe(2);
+    expect(site.count('/style.css')).toBe(styles);
+    expect(site.count('/img/') - images).toBe(4);
+    expect(site.requests.slice(seen).some((request) => request.path === '/img/3.png')).toBe(false);
+    await session.end();
+  });
+
+  it('javaScriptEnabled false: the page scripts do not run and the page text still reads', async () => {
+    const session = await lib.startSession({ javaScriptEnabled: false });
+    await session.page.goto(site.url('/probe'));
+    const { pageText } = await session.page.extract();
+    expect(pageText).toContain('pending');
+    expect(reported(pageText, 'PROBE')).toBeUndefined();
+    await session.end();
+  });
+
+  it("a session's timeoutMs expires it after that long idle, sooner than the server's", async () => {
+    const session = await lib.startSession({ timeoutMs: 1_000 });
+    const info = session.info();
+    expect(Date.parse(info.expiresAt) - Date.parse(info.lastUsedAt)).toBe(1_000);
+    await expect
+      .poll(async () => (await rejection(Promise.resolve().then(() => session.info()))).code, { timeout: 20_000 })
+      .toBe('session_not_found');
+  });
+
+  it('invalid values are invalid_argument naming the field', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ viewport: { width: 100, height: 600 } }, 'viewport.width'],
+      [{ viewport: { width: 800.5, height: 600 } }, 'viewport.width'],
+      [{ device: 'iPhone15' }, 'device'],
+      [{ locale: 'not a locale!' }, 'locale'],
+      [{ timezoneId: 'Mars/Olympus' }, 'timezoneId'],
+      [{ geolocation: { latitude: 91, longitude: 0 } }, 'geolocation.latitude'],
+      [{ colorScheme: 'purple' }, 'colorScheme'],
+      [{ userAgent: 'a\r\nX-Evil: 1' }, 'userAgent'],
+      [{ extraHTTPHeaders: { Authorization: 'Bearer x' } }, 'extraHTTPHeaders.Authorization'],
+      [{ extraHTTPHeaders: { Cookie: 'a=b' } }, 'extraHTTPHeaders.Cookie'],
+      [{ extraHTTPHeaders: { 'bad name': 'x' } }, 'extraHTTPHeaders.bad name'],
+      [{ proxy: { server: 'http://user:pw@127.0.0.1:3128' } }, 'proxy.server'],
+      [{ proxy: { server: 'socks9://127.0.0.1:1' } }, 'proxy.server'],
+      [{ blockResources: ['image', 'script'] }, 'blockResources.1'],
+      [{ timeoutMs: 10 }, 'timeoutMs'],
+      [{ timeoutMs: 120_000 }, 'timeoutMs'],
+      [{ nope: true }, ''],
+    ];
+    const open = lib.list().length;
+    const contexts = (await lib.service.browser.get()).contexts().length;
+    for (const [options, field] of cases) {
+      const err = await rejection(lib.startSession(options));
+      expect(err.code, JSON.stringify(options)).toBe('invalid_argument');
+      const paths = (err.details as { issues: Array<{ path: string }> }).issues.map((issue) => issue.path);
+      expect(paths, JSON.stringify(options)).toContain(field);
+    }
+    const device = await rejection(lib.startSession({ device: 'iPhone15' }));
+    expect(device.message).toContain('"iPhone 15"');
+    expect(lib.list()).toHaveLength(open);
+    expect((await lib.service.browser.get()).contexts()).toHaveLength(contexts);
+  });
+
+  it('the operator restricts options: a denied option is option_not_allowed, a misspelt rule fails at start', async () => {
+    const strict = new BrowserSessions({ logger: silentLogger(), sessionOptions: { denied: ['proxy', 'javaScriptEnabled'] } });
+    try {
+      const err = await rejection(strict.startSession({ javaScriptEnabled: false }));
+      expect(err.code).toBe('option_not_allowed');
+      expect(err.details).toEqual({ field: 'javaScriptEnabled' });
+      const allowed = await strict.startSession({ locale: 'fr-FR' });
+      expect(allowed.info().options).toEqual({ locale: 'fr-FR' });
+      await allowed.end();
+    } finally {
+      await strict.close();
+    }
+    const only = new BrowserSessions({ logger: silentLogger(), sessionOptions: { allowed: ['viewport'] } });
+    try {
+      expect((await rejection(only.startSession({ device: 'Pixel 7' }))).details).toEqual({ field: 'device' });
+    } finally {
+      await only.close();
+    }
+    expect(() => new BrowserService({ logger: silentLogger(), sessionOptions: { denied: ['proxies'] } })).toThrow(
+      /no session option named proxies/,
+    );
+  });
+});
