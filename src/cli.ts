@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { findBrowserExecutable, HOW_TO_GET_A_BROWSER } from './core/browser.js';
-import { DEFAULTS } from './core/config.js';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { DEFAULTS, type ProfilesConfig } from './core/config.js';
 import { checkEndpoint, publicEndpoint, type RemoteLaunchOptions } from './core/hosts/remote.js';
 import { createLogger } from './core/logger.js';
 import { BrowserService } from './core/service.js';
@@ -125,6 +127,21 @@ const program = new Command()
       .default('close'),
   )
   .addOption(new Option('--model <name>', 'default model for extract and the agent, e.g. openai/gpt-4.1-mini').env('MODEL_NAME'))
+  .addOption(
+    new Option(
+      '--profile-dir <dir>',
+      'where named profiles are kept, encrypted (default: stdio $XDG_DATA_HOME/browser-session-mcp/profiles; http: off)',
+    ).env('SVC_PROFILE_DIR'),
+  )
+  .addOption(
+    new Option('--profile-secret <secret>', 'secret the profile encryption key derives from (prefer the env variable)').env(
+      'SVC_PROFILE_SECRET',
+    ),
+  )
+  .option(
+    '--profile-key-file <path>',
+    'generated key used when no secret is given (default $XDG_CONFIG_HOME/browser-session-mcp/profile.key)',
+  )
   .option('--instance-id <id>', 'this server among several: session ids start with it so peers route them here')
   .option('--peer <id=url>', 'another server instance, e.g. b=http://10.0.0.8:8931 (repeatable; needs --instance-id)', collect, [])
   .option('--peers-from-dns <name[:port]>', 'peers are the addresses of this DNS name (a Kubernetes headless Service)')
@@ -175,6 +192,9 @@ interface CliOptions {
   liveViewHost: string;
   liveViewPort: number;
   askHumanTimeout: number;
+  profileDir?: string;
+  profileSecret?: string;
+  profileKeyFile?: string;
 }
 
 async function main(): Promise<void> {
@@ -291,8 +311,27 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
         : undefined,
     model: opts.model,
     liveView: { secret: opts.liveViewSecret, publicUrl: opts.liveViewPublicUrl, askHumanTimeoutMs: opts.askHumanTimeout },
+    profiles: profilesConfig(opts),
     logger,
   });
+}
+
+/** Profiles are on by default for the one local user of stdio, and only when a directory is given over HTTP. */
+function profilesConfig(opts: CliOptions): ProfilesConfig | undefined {
+  const dir = opts.profileDir ?? (opts.transport === 'stdio' ? join(xdgDir('XDG_DATA_HOME', '.local/share'), 'profiles') : undefined);
+  if (!dir) return undefined;
+  if (opts.profileSecret !== undefined && opts.profileSecret.length < 16)
+    throw new Error('--profile-secret (SVC_PROFILE_SECRET) must be at least 16 characters; use a long random one.');
+  return {
+    dir: resolve(dir),
+    secret: opts.profileSecret,
+    keyFile: resolve(opts.profileKeyFile ?? join(xdgDir('XDG_CONFIG_HOME', '.config'), 'profile.key')),
+  };
+}
+
+function xdgDir(variable: string, fallback: string): string {
+  const base = process.env[variable];
+  return join(base && isAbsolute(base) ? base : join(homedir(), fallback), 'browser-session-mcp');
 }
 
 function fail(message: string): never {

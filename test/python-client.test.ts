@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -83,9 +86,11 @@ describe('Python client (python/) against the REST API', () => {
   let fake: FakeLLM;
   let control: Awaited<ReturnType<typeof startFakeControl>>;
   let server: TestHttp;
+  let profileDir: string;
 
   beforeAll(async () => {
     site = await startSiteServer();
+    profileDir = await mkdtemp(join(tmpdir(), 'python-profiles-'));
     fake = await startFakeLLM();
     control = await startFakeControl(fake);
     const service = new BrowserService({
@@ -94,6 +99,7 @@ describe('Python client (python/) against the REST API', () => {
       egressPolicy: 'all',
       model: 'openai/gpt-4.1-mini',
       env: { OPENAI_API_KEY: 'sk-server', OPENAI_BASE_URL: fake.openaiBaseURL },
+      profiles: { dir: join(profileDir, 'profiles'), secret: 'python-client-test-secret', keyFile: join(profileDir, 'unused.key') },
     });
     server = await startHttp({ apiKeys: KEYS }, service);
   });
@@ -102,9 +108,10 @@ describe('Python client (python/) against the REST API', () => {
     await control?.close();
     await fake?.close();
     await site?.close();
+    await rm(profileDir, { recursive: true, force: true });
   });
 
-  it('passes its unittest suite: every call form, schemas, agent options, act/observe/screenshot, errors, SSE and context managers', async () => {
+  it('passes its unittest suite: every call form, schemas, agent options, act/observe/screenshot, storage state and profiles, errors, SSE and context managers', async () => {
     const env = {
       ...process.env,
       PYTHONPATH: PYTHON_DIR,
@@ -117,7 +124,7 @@ describe('Python client (python/) against the REST API', () => {
       FAKE_LLM_CONTROL: control.url,
       FAKE_LLM_OPENAI_BASE_URL: fake.openaiBaseURL,
     };
-    const { code, output } = await run('python3', ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], env, 150_000);
+    const { code, output } = await run('python3', ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], env, 300_000);
     expect(code, output).toBe(0);
     const ran = Number(/^Ran (\d+) tests? in/m.exec(output)?.[1] ?? 0);
     expect(ran, output).toBeGreaterThanOrEqual(50);
@@ -126,5 +133,5 @@ describe('Python client (python/) against the REST API', () => {
     expect(output, output).not.toContain('needs the test server');
     // Every session the Python tests started was ended by them (their context managers, end() and Client.close()).
     expect(server.service.sessions.size).toBe(0);
-  }, 180_000);
+  }, 330_000);
 });

@@ -12,6 +12,7 @@ from ._transport import EventStream
 from .client import Client, Sessions
 from .errors import ServiceError
 from .page import Page
+from .profiles import ProfileInfo, ProfileList, Profiles
 from .session import Agent, Session
 from .sse import SseMessage, SseParser
 from .types import (
@@ -52,6 +53,9 @@ __all__ = [
     "ObserveAction",
     "ObserveResult",
     "Page",
+    "ProfileInfo",
+    "ProfileList",
+    "Profiles",
     "PageDiff",
     "PageEvent",
     "PerformedAction",

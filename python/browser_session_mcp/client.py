@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from ._transport import Transport, compact as _compact
 from .errors import ServiceError
+from .profiles import Profiles, StorageState
 from .session import Session
 from .types import SessionInfo
 
@@ -31,6 +32,8 @@ class Client:
         self._open: Set[str] = set()
         #: Start, list and look up sessions.
         self.sessions = Sessions(self._transport, self._open)
+        #: List, save and delete the named profiles of this API key.
+        self.profiles = Profiles(self._transport)
 
     @property
     def base_url(self) -> str:
@@ -84,6 +87,8 @@ class Sessions:
         block_urls: Optional[Sequence[str]] = None,
         timeout_ms: Optional[int] = None,
         record: Union[bool, Mapping[str, bool], None] = None,
+        profile: Optional[str] = None,
+        storage_state: Optional[StorageState] = None,
         **options: Any,
     ) -> Session:
         """Starts an isolated browser session at about:blank. Use it as a context manager to end it.
@@ -94,6 +99,9 @@ class Sessions:
         ``proxy={"server": "http://host:port", "username": .., "password": ..}``, ``block_resources=["image"]``,
         ``block_urls``, ``timeout_ms``; ``record=True`` (or ``{"screenshots": .., "snapshots": .., "video": ..}``)
         records a Playwright trace, read with ``session.recording()`` (docs/recording.md). Other keyword arguments are sent as they are (the server's own names).
+
+        ``profile`` starts it from a saved profile of this API key, ``storage_state`` from a state you hold (what
+        ``session.state()`` answered): either way it is logged in where that state was (docs/profiles.md).
         """
         body = _compact(
             {
@@ -112,6 +120,8 @@ class Sessions:
                 "blockUrls": list(block_urls) if block_urls is not None else None,
                 "timeoutMs": timeout_ms,
                 "record": (record if isinstance(record, bool) else dict(record)) if record is not None else None,
+                "profile": profile,
+                "storageState": storage_state,
                 **options,
             }
         )

@@ -8,6 +8,7 @@ from urllib.parse import quote
 from ._transport import EventStream, Transport, compact as _compact
 from .errors import ServiceError
 from .page import Page
+from .profiles import ProfileInfo, StorageState
 from .types import AgentResult, LiveView, NavigateResponse, SessionInfo
 
 WaitUntil = Literal["load", "domcontentloaded", "networkidle"]
@@ -104,6 +105,7 @@ class Session:
         ``takeover=True`` holds the page for them now: operations wait until they press Done (docs/live-view.md)."""
         body = _compact({"interactive": interactive, "expiresInMs": expires_in_ms, "takeover": takeover or None})
         return LiveView.from_json(self._transport.request("POST", self._path("liveView"), body)["data"])
+
     def recording(self) -> bytes:
         """The session's Playwright trace so far as zip bytes (``npx playwright show-trace``), secrets scrubbed. Raises
         ``ServiceError`` ``recording_not_enabled`` (409) for a session started without ``record``."""
@@ -116,12 +118,27 @@ class Session:
         ``pageEvents`` and ``url``; the last 1,000 operations."""
         return self._transport.request("GET", self._path("log"))["data"]
 
-    def end(self) -> None:
-        """Ends the session and frees its browser context. Ending it again does nothing."""
+    def end(self, save_profile: bool = False) -> None:
+        """Ends the session and frees its browser context. Ending it again does nothing.
+
+        ``save_profile=True`` first saves the session's state to the profile it was started from (if that fails, the
+        session stays open and the error is raised).
+        """
         if self._ended:
             return
-        self._transport.request("POST", self._path("end"))
+        self._transport.request("POST", self._path("end"), {"saveProfile": True} if save_profile else None)
         self._mark_ended()
+
+    def state(self, indexed_db: bool = False) -> StorageState:
+        """The session's storage state now, in Playwright's shape (``cookies``, ``origins`` with ``localStorage``;
+        IndexedDB with ``indexed_db=True``). Pass it to ``client.sessions.start(storage_state=...)``."""
+        body = {"indexedDB": True} if indexed_db else {}
+        return self._transport.request("POST", self._path("state"), body)["data"]["result"]
+
+    def save_profile(self, name: Optional[str] = None) -> ProfileInfo:
+        """Saves the session's state as the named profile of this API key (default: the one it started from)."""
+        body = {} if name is None else {"name": name}
+        return ProfileInfo.from_json(self._transport.request("POST", self._path("saveProfile"), body)["data"]["result"])
 
     def _mark_ended(self) -> None:
         self._ended = True

@@ -10,16 +10,18 @@ import { outcomeMeta } from '../core/outcome.js';
 import { actOperation, observeOperation } from '../core/operations/act.js';
 import { findOperation, type BinaryResult, type OperationName, OPERATIONS } from '../core/operations/index.js';
 import { navigateOperation } from '../core/operations/navigate.js';
+import { profileDelete, profileList, profileSave, sessionState } from '../core/operations/profiles.js';
 import { sessionTrace } from '../core/operations/recording.js';
 import { screenshotOperation } from '../core/operations/screenshot.js';
 import { sessionEnd, sessionStart } from '../core/operations/sessions.js';
-import { BrowserService, type ActionLogPage, type StartSessionOptions } from '../core/service.js';
+import { BrowserService, type ActionLogPage } from '../core/service.js';
 import { ServiceError } from '../core/errors.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
-import { SessionOptions, type PageEvent, type SessionInfo } from '../core/sessions.js';
+import { type PageEvent, type SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
 import { interfaceEnvelope, LIBRARY_OWNER } from '../door.js';
 import { runOperation, type OperationRunOptions } from './result.js';
+import type { EndSessionRequest, ProfileInfo, ProfileList, StateRequest, StorageState } from '../core/state/index.js';
 
 type OperationOf<N extends OperationName> = Extract<(typeof OPERATIONS)[number], { name: N }>;
 /** The input of an operation as the library takes it: its fields, and sessionId for operations on a session. */
@@ -49,11 +51,23 @@ export class BrowserSessions {
     serveLiveOnDemand(this.service);
   }
 
-  /** Starts a session; `options` as session_start takes them (docs/sessions.md; `record: true` records a trace, docs/recording.md), validated the same way. */
+  /**
+   * Starts a session; `options` as session_start takes them (docs/sessions.md), validated the same way. `{storageState}`
+   * or `{profile}` (options.profiles set) starts it logged in where that state was (docs/profiles.md).
+   */
   async startSession(options: SessionStartOptions = {}): Promise<BrowserSession> {
     const { result } = await runOperation({ service: this.service, operation: sessionStart, input: options });
     return new BrowserSession(this.service, result as SessionInfo);
   }
+
+  /** The named profiles kept under `options.profiles.dir` (docs/profiles.md). */
+  readonly profiles = {
+    list: async (): Promise<ProfileList> =>
+      (await runOperation({ service: this.service, operation: profileList, input: {} })).result as ProfileList,
+    delete: async (name: string): Promise<void> => {
+      await runOperation({ service: this.service, operation: profileDelete, input: { name } });
+    },
+  };
 
   list(): SessionInfo[] {
     return this.service.listSessions(LIBRARY_OWNER);
@@ -97,8 +111,21 @@ export class BrowserSession {
     return libraryNavigate({ service: this.service, input: { ...options, url, sessionId: this.id }, run });
   }
 
-  async end(): Promise<void> {
-    await runOperation({ service: this.service, operation: sessionEnd, input: { sessionId: this.id } });
+  /** Ends the session; `{saveProfile: true}` first saves it to the profile it started from. */
+  async end(options: EndSessionRequest = {}): Promise<void> {
+    await runOperation({ service: this.service, operation: sessionEnd, input: { ...options, sessionId: this.id } });
+  }
+
+  /** The session's storage state now: pass it to startSession({storageState}) to start another session the same way. */
+  async state(options: StateRequest = {}, run: OperationRunOptions = {}): Promise<StorageState> {
+    const input = { ...options, sessionId: this.id };
+    return (await runOperation({ service: this.service, operation: sessionState, input, run })).result as StorageState;
+  }
+
+  /** Saves the session's state as a named profile (default: the profile it started from); the last save wins. */
+  async saveProfile(name?: string, run: OperationRunOptions = {}): Promise<ProfileInfo> {
+    const input = { ...(name === undefined ? {} : { name }), sessionId: this.id };
+    return (await runOperation({ service: this.service, operation: profileSave, input, run })).result as ProfileInfo;
   }
 
   /** A link to watch the session live (and, interactive by default, click and type in it); see docs/live-view.md. */

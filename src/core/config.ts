@@ -45,6 +45,8 @@ export interface ServiceConfig {
   logger: Logger;
   /** How long an ended session's recording and action log stay readable (ms); 0 (default): gone at the end. */
   recordingRetentionMs?: number;
+  /** Named profiles: where they are kept and the secret they are encrypted under (docs/profiles.md); unset: off. */
+  profiles?: ProfilesConfig;
   /** This server instance among several; session ids start with it (`<instanceId>.<random>`) so peers can route them. */
   instanceId?: string;
   /** Live views (docs/live-view.md): link secret, the base URL behind a proxy, how long a person may hold a page. */
@@ -60,6 +62,15 @@ export interface LiveViewConfig {
   takeoverTimeoutMs?: number;
   /** How long the agent's ask_human waits for Done (default 10 min). */
   askHumanTimeoutMs?: number;
+}
+
+export interface ProfilesConfig {
+  /** Directory of the encrypted profile files. */
+  dir: string;
+  /** The secret the encryption key derives from; unset: `keyFile`. */
+  secret?: string;
+  /** A generated key (0600), read or created at the first profile operation when no secret is given. */
+  keyFile: string;
 }
 
 export type PopupPolicy = 'close' | 'tab';

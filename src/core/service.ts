@@ -34,6 +34,16 @@ import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type
 import type { Usage } from './usage.js';
 import type { Outcome } from './outcome.js';
 import { watchSettle } from './snapshot/settle.js';
+import {
+  ProfileStore,
+  SessionProfiles,
+  type EndSessionRequest,
+  type ProfileInfo,
+  type ProfileList,
+  type SaveProfileRequest,
+  type StateRequest,
+  type StorageState,
+} from './state/index.js';
 
 export type { Outcome } from './outcome.js';
 
@@ -91,6 +101,8 @@ export class BrowserService {
   readonly live: LiveViews;
   /** Recordings and action logs of ended sessions, kept for --recording-retention. */
   readonly retained: RetainedRecordings;
+  /** Storage state in and out of sessions, and the named profiles when `config.profiles` is set. */
+  readonly profiles: SessionProfiles;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -117,12 +129,20 @@ export class BrowserService {
     this.sessions.watchPages(watchSettle);
     this.live = new LiveViews(this.sessions, { logger, ...this.config.liveView });
     this.retained = new RetainedRecordings(this.config.recordingRetentionMs ?? 0, logger);
+    const profiles = this.config.profiles;
+    this.profiles = new SessionProfiles(profiles ? new ProfileStore({ ...profiles, logger }) : undefined);
   }
 
-  /** Starts a session; `options` must already be valid against session_start's input (each door parses them). */
+  /**
+   * Starts a session; `options` must already be valid against session_start's input (each door parses them). With
+   * `storageState` or `profile` its context starts from that state (checked and loaded here, src/core/state); with
+   * `record` it is traced (src/core/recording).
+   */
   async startSession(owner: string, options: StartSessionOptions = {}): Promise<SessionInfo> {
     const { record, ...sessionOptions } = options;
-    const session = await this.sessions.start(owner, sessionOptions);
+    const { storageState, profile } = await this.profiles.initial(owner, sessionOptions);
+    const session = await this.sessions.start(owner, sessionOptions, { storageState });
+    this.profiles.startedFrom(session, profile);
     session.onClose(() => this.retained.sessionEnding(session.id, owner, session.recording));
     const trace = traceOptions(record);
     if (trace) {
@@ -160,13 +180,36 @@ export class BrowserService {
     return this.sessions.list(owner).map((session) => session.info(this.sessions.idleTimeoutMs));
   }
 
-  async endSession(owner: string, id: string): Promise<void> {
+  /** Ends the session; with `saveProfile` its state is saved to its profile first (and it stays open if that fails). */
+  async endSession(owner: string, id: string, req: EndSessionRequest = {}): Promise<void> {
+    if (req.saveProfile) {
+      this.profiles.checkSaveOnEnd(this.sessions.get(id, owner));
+      await this.operate(owner, id, (session) => this.profiles.save(owner, session, {}));
+    }
     await this.sessions.end(id, owner);
   }
 
   /** A signed link to watch (and, interactive, drive) the session; not queued, so it works while an operation runs. */
   liveView(owner: string, id: string, req: LiveViewRequest = {}): Promise<LiveViewResult> {
     return this.live.create(this.sessions.get(id, owner), req);
+  }
+
+  /** The session's storage state now (cookies, localStorage, IndexedDB on request); the server keeps nothing. */
+  sessionState(owner: string, id: string, req: StateRequest = {}, ctx: OperationContext = {}): Promise<Outcome<StorageState>> {
+    return this.operate(owner, id, (session) => this.profiles.state(session, req), ctx);
+  }
+
+  /** Saves the session's state as a named profile of `owner` (replacing one of the same name). */
+  saveProfile(owner: string, id: string, req: SaveProfileRequest, ctx: OperationContext = {}): Promise<Outcome<ProfileInfo>> {
+    return this.operate(owner, id, (session) => this.profiles.save(owner, session, req), ctx);
+  }
+
+  listProfiles(owner: string): Promise<ProfileList> {
+    return this.profiles.list(owner);
+  }
+
+  deleteProfile(owner: string, name: string): Promise<void> {
+    return this.profiles.delete(owner, name);
   }
 
   navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {

@@ -10,10 +10,13 @@ export const API_KEY_HEADER = 'x-svc-api-key';
  * so the owner id is a hash that reveals nothing of the key, and comparing digests of equal length is constant-time.
  */
 export class ApiKeys {
-  private readonly secret = randomBytes(32);
   private readonly digests: Buffer[];
 
-  constructor(keys: string[]) {
+  /** `secret`: a stable one (the profile store's) makes owner ids survive restarts; by default a per-process one. */
+  constructor(
+    keys: string[],
+    private readonly secret: Buffer = randomBytes(32),
+  ) {
     this.digests = [...new Set(keys)].map((key) => this.digest(key));
   }
 

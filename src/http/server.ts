@@ -65,7 +65,8 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
     throw new Error(
       `The peer table is for instance "${options.peers.self}" but the sessions are tagged "${service.config.instanceId ?? ''}".`,
     );
-  const keys = new ApiKeys(options.apiKeys);
+  // With profiles kept, a key's scope must be the same after a restart and on every instance sharing the store.
+  const keys = new ApiKeys(options.apiKeys, await service.profiles.ownerSecret());
   // Remote callers must not reach this machine's network through the browser or the server (docs/egress.md).
   service.egress.preferPolicy(keys.enabled || !isLoopbackBind(options.host) ? 'public' : 'all');
   // Remote browser hosts cannot reach the per-session proxy on this machine's loopback: refuse before listening.

@@ -5,6 +5,7 @@ import { extractOperation } from './extract.js';
 import { liveViewOperation } from './live-view.js';
 import { navigateOperation } from './navigate.js';
 import { sessionLog, sessionTrace } from './recording.js';
+import { profileDelete, profileList, profileSave, sessionState } from './profiles.js';
 import { screenshotOperation } from './screenshot.js';
 import { sessionEnd, sessionGet, sessionList, sessionStart } from './sessions.js';
 
@@ -27,6 +28,10 @@ export const OPERATIONS = [
   sessionTrace,
   agentExecuteOperation,
   liveViewOperation,
+  profileList,
+  sessionState,
+  profileSave,
+  profileDelete,
 ] as const;
 
 export type OperationName = (typeof OPERATIONS)[number]['name'];

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { RecordOption } from '../recording/index.js';
 import { SessionInfoSchema, SessionOptions } from '../sessions.js';
+import { EndSessionRequest } from '../state/index.js';
 import { defineOperation } from './define.js';
+import { MAX_START_BODY_BYTES } from './profiles.js';
 
 /** Session management: start, list, read and end sessions. Their answers carry no actionId (`answer: 'plain'`). */
 
@@ -17,7 +19,8 @@ export const sessionStart = defineOperation({
   session: false,
   answer: 'plain',
   example: {},
-  rest: { method: 'POST', path: '/v1/sessions/start', operationId: 'SessionStart', quick: true },
+  // A storage state may be 5 MiB (src/core/state).
+  rest: { method: 'POST', path: '/v1/sessions/start', operationId: 'SessionStart', quick: true, bodyLimit: MAX_START_BODY_BYTES },
   run: async (input, { service, owner }) => ({ result: await service.startSession(owner, input), pageEvents: [] }),
 });
 
@@ -62,15 +65,15 @@ export const sessionEnd = defineOperation({
   title: 'End a browser session',
   description: 'End a browser session and free its browser context. The id stops working afterwards.',
   summary: 'End the session and free its browser context.',
-  input: z.object({}).strict(),
+  input: EndSessionRequest,
   output: z.object({ success: z.literal(true) }),
   kind: 'destructive',
   openWorld: false,
   answer: 'body',
   example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/end', operationId: 'SessionEnd', quick: true },
-  run: async (_input, { service, owner, sessionId }) => {
-    await service.endSession(owner, sessionId);
+  run: async (input, { service, owner, sessionId }) => {
+    await service.endSession(owner, sessionId, input);
     return { result: { success: true as const }, pageEvents: [] };
   },
 });

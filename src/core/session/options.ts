@@ -172,6 +172,10 @@ export const SessionOptions = z
       .optional()
       .describe('URL globs'),
     timeoutMs: integer(MIN_SESSION_TIMEOUT_MS).optional().describe('idle timeout'),
+    // Storage state and profiles (src/core/state, docs/profiles.md): the service checks the state's shape and the
+    // profile name (kept out of the schema: tools/list tokens) and loads the profile before the context starts.
+    storageState: z.unknown().optional().describe('Playwright storage state'),
+    profile: text(64).optional().describe('saved profile name'),
   })
   .strict();
 export type SessionOptions = z.infer<typeof SessionOptions>;
@@ -180,12 +184,14 @@ export const SESSION_OPTION_NAMES = Object.keys(SessionOptions.shape) as Session
 
 export const REDACTED = '***';
 
-/** The options as SessionInfo shows them: the proxy password and header values (often keys) replaced by "***". */
+/** The options as SessionInfo shows them: the proxy password, header values (often keys) and storage state replaced by "***". */
 export function redactOptions(options: SessionOptions): SessionOptions {
   const shown: SessionOptions = { ...options };
   if (options.proxy) shown.proxy = { ...options.proxy, ...(options.proxy.password === undefined ? {} : { password: REDACTED }) };
   if (options.extraHTTPHeaders)
     shown.extraHTTPHeaders = Object.fromEntries(Object.keys(options.extraHTTPHeaders).map((name) => [name, REDACTED]));
+  // A storage state is credentials (cookies, tokens): SessionInfo tells only that the session started from one.
+  if (options.storageState !== undefined) shown.storageState = REDACTED;
   return shown;
 }
 

@@ -4,6 +4,7 @@ import type { ContextProxyOptions, Egress } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { PlacedContext } from '../hosts/host.js';
 import type { BrowserPool } from '../hosts/pool.js';
+import type { StorageState } from '../state/schema.js';
 import { RequestBlocker } from './blocking.js';
 import { checkOptionsAllowed, checkTimeout, contextOptionsFor, type SessionOptions, type SessionOptionsRules } from './options.js';
 import type { PageWatcher } from './page.js';
@@ -22,6 +23,16 @@ export interface SessionRegistryOptions {
   popups?: 'close' | 'tab';
   /** Which session_start options callers may use (--session-options-allowed / --session-options-denied). */
   sessionOptions?: SessionOptionsRules;
+}
+
+/** How a new session's context starts, besides the server's settings. */
+export interface SessionInit {
+  storageState?: StorageState;
+}
+
+/** The storage state as a context option; Playwright sets the cookies and each origin's storage before the first page. */
+function stateOption(init: SessionInit): { storageState?: StorageState } {
+  return init.storageState ? { storageState: init.storageState } : {};
 }
 
 /** All live sessions: creation with limits, lookup scoped by owner, serial execution, idle expiry. */
@@ -80,8 +91,11 @@ export class SessionRegistry {
     return this.options.sessionIdleTimeoutMs;
   }
 
-  /** Starts a session with `options` (already valid against SessionOptions) applied to its new context. */
-  async start(owner: string, options: SessionOptions = {}): Promise<Session> {
+  /**
+   * Starts a session with `options` (already valid against SessionOptions) applied to its new context;
+   * `init.storageState`: the checked cookies and storage the context starts with (src/core/state).
+   */
+  async start(owner: string, options: SessionOptions = {}, init: SessionInit = {}): Promise<Session> {
     if (this.closing) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
     checkOptionsAllowed(options, this.options.sessionOptions);
     checkTimeout(options, this.options.sessionIdleTimeoutMs);
@@ -103,7 +117,7 @@ export class SessionRegistry {
       // A session's upstream proxy is chained behind the filtering proxy, or used directly when nothing is filtered.
       const egress = await this.options.egress?.openContext(options.proxy);
       const proxy = egress?.contextOptions ?? (options.proxy ? { proxy: { ...options.proxy } } : undefined);
-      const { context, connection } = await this.newContext(options, proxy).catch(async (err: unknown) => {
+      const { context, connection } = await this.newContext(options, proxy, init).catch(async (err: unknown) => {
         await egress?.proxy.close();
         throw err;
       });
@@ -142,8 +156,8 @@ export class SessionRegistry {
   }
 
   /** The one place a session's context is created; the pool picks the host. */
-  private newContext(options: SessionOptions, proxy: ContextProxyOptions | undefined): Promise<PlacedContext> {
-    return this.pool.newContext({ acceptDownloads: false, ...contextOptionsFor(options), ...proxy });
+  private newContext(options: SessionOptions, proxy: ContextProxyOptions | undefined, init: SessionInit): Promise<PlacedContext> {
+    return this.pool.newContext({ acceptDownloads: false, ...contextOptionsFor(options), ...proxy, ...stateOption(init) });
   }
 
   /** The session with this id if `owner` may see it; other owners get the same not-found error, so ids cannot be probed. */

@@ -1,0 +1,13 @@
+export {
+  MAX_COOKIES,
+  MAX_ORIGINS,
+  MAX_STORAGE_STATE_BYTES,
+  parseStorageState,
+  StorageCookie,
+  StorageOrigin,
+  StorageState,
+  stateBytes,
+} from './schema.js';
+export { readStorageState, StateRequest, stateSummary } from './session-state.js';
+export { MAX_PROFILES_PER_KEY, ProfileInfo, ProfileList, ProfileName, ProfileStore, type ProfileStoreOptions } from './profiles.js';
+export { EndSessionRequest, SaveProfileRequest, SessionProfiles, type SessionStart } from './start.js';

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { ServiceError } from '../errors.js';
+import { checkDepth, parseInput } from '../validation.js';
+
+/**
+ * Playwright's storage state (what `BrowserContext.storageState()` answers and `newContext({storageState})` takes):
+ * cookies, and per origin its localStorage and, when asked for, its IndexedDB databases.
+ */
+
+/** Largest storage state accepted or answered, as JSON bytes: in session_start, from the state operation, in a profile. */
+export const MAX_STORAGE_STATE_BYTES = 5 * 1024 * 1024;
+export const MAX_COOKIES = 3000;
+export const MAX_ORIGINS = 1000;
+
+const text = (max: number) => z.string().max(max);
+
+export const StorageCookie = z
+  .object({
+    name: text(4096),
+    value: text(16_384),
+    domain: text(1024).min(1),
+    path: text(4096).regex(/^\//, 'expected a path starting with "/"'),
+    expires: z.number().describe('Unix time in seconds; -1 for a session cookie.'),
+    httpOnly: z.boolean(),
+    secure: z.boolean(),
+    sameSite: z.enum(['Strict', 'Lax', 'None']),
+    partitionKey: text(1024).optional(),
+  })
+  .strict();
+
+const NameValue = z.object({ name: text(16_384), value: z.string() }).strict();
+
+const IndexedDbIndex = z
+  .object({
+    name: z.string(),
+    keyPath: z.string().optional(),
+    keyPathArray: z.array(z.string()).optional(),
+    multiEntry: z.boolean(),
+    unique: z.boolean(),
+  })
+  .strict();
+
+const IndexedDbRecord = z
+  .object({
+    key: z.unknown().optional(),
+    keyEncoded: z.unknown().optional(),
+    value: z.unknown().optional(),
+    valueEncoded: z.unknown().optional(),
+  })
+  .strict();
+
+/** One IndexedDB database as Playwright 1.65 snapshots it (records keep Playwright's own serialisation). */
+export const IndexedDbDatabase = z
+  .object({
+    name: z.string(),
+    version: z.number().int(),
+    stores: z.array(
+      z
+        .object({
+          name: z.string(),
+          autoIncrement: z.boolean(),
+          keyPath: z.string().optional(),
+          keyPathArray: z.array(z.string()).optional(),
+          records: z.array(IndexedDbRecord),
+          indexes: z.array(IndexedDbIndex),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+export const StorageOrigin = z
+  .object({
+    origin: z
+      .string()
+      .max(2048)
+      .refine(isWebOrigin, 'expected an http(s) origin such as "https://example.com" (scheme, host and port only)'),
+    localStorage: z.array(NameValue),
+    indexedDB: z.array(IndexedDbDatabase).optional(),
+  })
+  .strict();
+
+export const StorageState = z
+  .object({
+    cookies: z.array(StorageCookie).max(MAX_COOKIES),
+    origins: z.array(StorageOrigin).max(MAX_ORIGINS),
+  })
+  .strict()
+  .describe("Playwright's storage state: cookies, and per origin its localStorage (and IndexedDB when captured).");
+export type StorageState = z.infer<typeof StorageState>;
+
+function isWebOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/** Bytes of a state as JSON, the measure of every storage-state limit. */
+export function stateBytes(state: unknown): number {
+  return Buffer.byteLength(JSON.stringify(state) ?? '');
+}
+
+export function stateTooLarge(bytes: number, what: string): ServiceError {
+  return new ServiceError(
+    'payload_too_large',
+    `${what} is ${bytes} bytes as JSON, over the limit of ${MAX_STORAGE_STATE_BYTES} bytes (MAX_STORAGE_STATE_BYTES).`,
+    { details: { bytes, limit: MAX_STORAGE_STATE_BYTES } },
+  );
+}
+
+/**
+ * A caller's storage state, checked for size and depth before its shape: `invalid_argument` names the bad field
+ * (e.g. `storageState.cookies.0.sameSite`), never its value, so a cookie never appears in an error.
+ */
+export function parseStorageState(value: unknown, field = 'storageState'): StorageState {
+  const bytes = stateBytes(value);
+  if (bytes > MAX_STORAGE_STATE_BYTES) throw stateTooLarge(bytes, field);
+  checkDepth(value, field);
+  return parseInput(z.object({ [field]: StorageState }), { [field]: value }, field)[field] as StorageState;
+}

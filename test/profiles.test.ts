@@ -1,0 +1,250 @@
+import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
+import { silentLogger } from '../src/core/logger.js';
+import { MAX_STORAGE_STATE_BYTES, ProfileStore, type StorageState } from '../src/core/state/index.js';
+import { loginActions, loginSecrets } from './fixtures/login.js';
+import { rejection } from './fixtures/rejection.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+
+const SECRET = 'profiles-test-secret-0123456789';
+
+describe('storage state and profiles through the library', () => {
+  let site: SiteServer;
+  let dir: string;
+  let lib: BrowserSessions;
+
+  const signIn = async (session: BrowserSession) => {
+    await session.page.goto(site.url('/auth/login.html'));
+    for (const request of loginActions(await session.page.observe())) await session.page.act(request);
+    expect(await statusOf(session)).toBe('Signed in as alice');
+  };
+  const statusOf = async (session: BrowserSession) => {
+    await session.page.goto(site.url('/auth/home'));
+    const text = (await session.page.extract()).pageText;
+    return /Signed (in as \w+|out)/.exec(text)?.[0];
+  };
+  const noteOf = async (session: BrowserSession) => /Note: (\S+)/.exec((await session.page.extract()).pageText)?.[1];
+
+  beforeAll(async () => {
+    site = await startSiteServer();
+    dir = await mkdtemp(join(tmpdir(), 'profiles-'));
+    lib = new BrowserSessions({
+      logger: silentLogger(),
+      sessionIdleTimeoutMs: 120_000,
+      profiles: { dir: join(dir, 'profiles'), secret: SECRET, keyFile: join(dir, 'unused.key') },
+    });
+  });
+  afterAll(async () => {
+    await lib?.close();
+    await site?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a session started from a saved profile is signed in without signing in, and its file holds no cookie or note in plain text', async () => {
+    const first = await lib.startSession();
+    await signIn(first);
+    const { cookie, note } = loginSecrets(await first.state(), site.origin);
+    expect(await lib.profiles.list()).toEqual({ profiles: [] });
+    const saved = await first.saveProfile('work');
+    expect(saved).toMatchObject({ name: 'work', cookies: 1, origins: 1 });
+    await first.end();
+
+    const second = await lib.startSession({ profile: 'work' });
+    expect(await statusOf(second)).toBe('Signed in as alice');
+    expect(await noteOf(second)).toBe(note);
+    await second.end();
+
+    const listed = await lib.profiles.list();
+    expect(listed.profiles).toEqual([saved]);
+    const file = await lib.service.profiles.store!.fileOf('library', 'work');
+    const bytes = await readFile(file);
+    for (const secret of [cookie, note, 'work', 'library', 'ledger_session', 'ledger-note'])
+      expect(bytes.includes(Buffer.from(secret)), `${secret} in the file`).toBe(false);
+    expect(file).not.toContain('work');
+  });
+
+  it("starts from a storage state the caller passes, and answers the session state in Playwright's shape", async () => {
+    const first = await lib.startSession();
+    await signIn(first);
+    const state = await first.state();
+    expect(state.cookies[0]).toMatchObject({ name: 'ledger_session', httpOnly: true, sameSite: 'Lax', domain: '127.0.0.1', path: '/' });
+    expect(state.origins).toEqual([
+      { origin: site.origin, localStorage: [{ name: 'ledger-note', value: expect.stringMatching(/^note-/) }] },
+    ]);
+    await first.end();
+
+    const second = await lib.startSession({ storageState: JSON.parse(JSON.stringify(state)) as StorageState });
+    expect(await statusOf(second)).toBe('Signed in as alice');
+    expect(await noteOf(second)).toBe(loginSecrets(state, site.origin).note);
+    await second.end();
+  });
+
+  it('includes IndexedDB when asked, and a session starts from it', async () => {
+    const first = await lib.startSession();
+    await first.page.goto(site.url('/index.html'));
+    await lib.service.sessions.get(first.id, 'library').page.evaluate(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const open = indexedDB.open('auth', 1);
+          open.onupgradeneeded = () => open.result.createObjectStore('tokens');
+          open.onsuccess = () => {
+            const tx = open.result.transaction('tokens', 'readwrite');
+            tx.objectStore('tokens').put('id-token-42', 'firebase');
+            tx.oncomplete = () => resolve();
+            tx.onerror = () => reject(tx.error);
+          };
+        }),
+    );
+    expect((await first.state()).origins).toEqual([]);
+    const state = await first.state({ indexedDB: true });
+    expect(state.origins[0]?.indexedDB?.[0]).toMatchObject({ name: 'auth', version: 1, stores: [{ name: 'tokens' }] });
+    await first.end();
+
+    const second = await lib.startSession({ storageState: state });
+    await second.page.goto(site.url('/index.html'));
+    const token = await lib.service.sessions.get(second.id, 'library').page.evaluate(
+      () =>
+        new Promise<unknown>((resolve, reject) => {
+          const open = indexedDB.open('auth', 1);
+          open.onsuccess = () => {
+            const get = open.result.transaction('tokens').objectStore('tokens').get('firebase');
+            get.onsuccess = () => resolve(get.result);
+            get.onerror = () => reject(get.error);
+          };
+        }),
+    );
+    expect(token).toBe('id-token-42');
+    await second.end();
+  });
+
+  it('session end with saveProfile saves to the profile the session started from', async () => {
+    const first = await lib.startSession();
+    await first.page.goto(site.url('/index.html'));
+    await first.saveProfile('blank');
+    await first.end();
+    const second = await lib.startSession({ profile: 'blank' });
+    await signIn(second);
+    await second.end({ saveProfile: true });
+    const third = await lib.startSession({ profile: 'blank' });
+    expect(await statusOf(third)).toBe('Signed in as alice');
+    await third.end();
+    await lib.profiles.delete('blank');
+    expect((await rejection(lib.startSession({ profile: 'blank' }))).code).toBe('profile_not_found');
+    expect((await rejection(lib.profiles.delete('blank'))).code).toBe('profile_not_found');
+  });
+
+  it('refuses saveProfile on end for a session not started from a profile, and keeps the session open', async () => {
+    const session = await lib.startSession();
+    const error = await rejection(session.end({ saveProfile: true }));
+    expect(error.code).toBe('invalid_argument');
+    expect(session.info().state).toBe('open');
+    await session.end();
+  });
+
+  it('names the bad field of a storage state without echoing its values, and bounds its size', async () => {
+    const state = {
+      cookies: [
+        {
+          name: 'sid',
+          value: 'cookie-secret-value',
+          domain: '127.0.0.1',
+          path: '/',
+          expires: -1,
+          httpOnly: true,
+          secure: false,
+          sameSite: 'Sometimes',
+        },
+      ],
+      origins: [],
+    };
+    const bad = await rejection(lib.startSession({ storageState: state }));
+    expect(bad.code).toBe('invalid_argument');
+    expect(bad.message).toContain('storageState.cookies.0.sameSite');
+    expect(JSON.stringify(bad.toJSON())).not.toContain('cookie-secret-value');
+
+    const origin = await rejection(
+      lib.startSession({ storageState: { cookies: [], origins: [{ origin: 'https://a.example/path', localStorage: [] }] } }),
+    );
+    expect(origin.message).toContain('storageState.origins.0.origin');
+    expect((await rejection(lib.startSession({ storageState: { cookies: [] } }))).message).toContain('storageState.origins');
+    expect((await rejection(lib.startSession({ storageState: {}, profile: 'work' }))).code).toBe('invalid_argument');
+    expect((await rejection(lib.startSession({ profile: '../etc' }))).message).toContain('profile');
+
+    const huge = {
+      cookies: [],
+      origins: [{ origin: site.origin, localStorage: [{ name: 'big', value: 'x'.repeat(MAX_STORAGE_STATE_BYTES) }] }],
+    };
+    const tooLarge = await rejection(lib.startSession({ storageState: huge }));
+    expect(tooLarge.code).toBe('payload_too_large');
+    expect(lib.list()).toHaveLength(0);
+  });
+
+  it('refuses a tampered and a truncated profile file with clear errors, and loads nothing of them', async () => {
+    const session = await lib.startSession();
+    await signIn(session);
+    await session.saveProfile('damaged');
+    await session.end();
+    const store = lib.service.profiles.store!;
+    const file = await store.fileOf('library', 'damaged');
+    const good = await readFile(file);
+
+    const tampered = Buffer.from(good);
+    tampered[tampered.length - 40]! ^= 0x01;
+    await writeFile(file, tampered);
+    const altered = await rejection(lib.startSession({ profile: 'damaged' }));
+    expect(altered).toMatchObject({ code: 'profile_unreadable', details: { reason: 'tampered' } });
+    expect(altered.message).toContain('"damaged"');
+    expect(altered.message).toContain('integrity check');
+
+    await writeFile(file, good);
+    await truncate(file, good.length - 100);
+    expect(await rejection(lib.startSession({ profile: 'damaged' }))).toMatchObject({
+      code: 'profile_unreadable',
+      details: { reason: 'tampered' },
+    });
+    await truncate(file, 10);
+    expect(await rejection(lib.startSession({ profile: 'damaged' }))).toMatchObject({
+      code: 'profile_unreadable',
+      details: { reason: 'truncated' },
+      message: expect.stringContaining('truncated'),
+    });
+    expect(lib.list()).toHaveLength(0);
+    // A damaged file is counted in the listing, and can still be deleted by name.
+    expect((await lib.profiles.list()).unreadable).toBe(1);
+    await lib.profiles.delete('damaged');
+    expect((await lib.profiles.list()).unreadable).toBeUndefined();
+  });
+
+  it('20 concurrent saves of one profile leave one complete file: the last writer wins, never a mix', async () => {
+    const store = new ProfileStore({
+      dir: join(dir, 'concurrent'),
+      secret: SECRET,
+      keyFile: join(dir, 'unused.key'),
+      logger: silentLogger(),
+    });
+    const stateOf = (n: number): StorageState => ({
+      cookies: Array.from({ length: 30 }, (_, i) => ({
+        name: `c${i}`,
+        value: `writer-${n}`,
+        domain: 'example.com',
+        path: '/',
+        expires: -1,
+        httpOnly: false,
+        secure: false,
+        sameSite: 'Lax' as const,
+      })),
+      origins: [{ origin: 'https://example.com', localStorage: [{ name: 'writer', value: `writer-${n}`.repeat(2000) }] }],
+    });
+    await Promise.all(Array.from({ length: 20 }, (_, n) => store.save('owner', 'shared', stateOf(n))));
+    const files = await readdir(join(store.dir, (await readdir(store.dir))[0]!));
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^[0-9a-f]{64}\.profile$/);
+    const { state } = await store.load('owner', 'shared');
+    const writer = state.cookies[0]!.value;
+    expect(state.cookies.map((cookie) => cookie.value)).toEqual(Array(30).fill(writer));
+    expect(state.origins[0]!.localStorage[0]!.value).toBe(writer.repeat(2000));
+  });
+});
