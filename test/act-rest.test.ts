@@ -134,7 +134,12 @@ describe('act, observe and screenshot over REST (default popup policy)', () => {
     const doc = (await api(http.url, 'GET', '/v1/openapi.json')).json;
     expect(doc.paths['/v1/sessions/{id}/act'].post.responses['200'].content).toHaveProperty('text/event-stream');
     expect(doc.paths['/v1/sessions/{id}/observe'].post.requestBody).toBeDefined();
-    expect(Object.keys(doc.paths['/v1/sessions/{id}/screenshot'].post.responses['200'].content)).toEqual(['image/png', 'image/jpeg']);
+    expect(Object.keys(doc.paths['/v1/sessions/{id}/screenshot'].post.responses['200'].content)).toEqual([
+      'image/png',
+      'image/jpeg',
+      // The JSON form (Accept: application/json): the image as contentBase64 beside its metadata.
+      'application/json',
+    ]);
     expect(doc.components.schemas.SessionActResponse).toBeDefined();
   });
 });

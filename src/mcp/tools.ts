@@ -61,7 +61,7 @@ function listing([host, ...folded]: AnyOperation[]): Tool {
     name: host!.name,
     title: host!.title,
     description,
-    inputSchema: toJsonSchema(input, 'input') as Tool['inputSchema'],
+    inputSchema: slim(toJsonSchema(input, 'input')) as Tool['inputSchema'],
     outputSchema: (outputs.length === 1 ? outputs[0] : { type: 'object', anyOf: outputs }) as Tool['outputSchema'],
     annotations: {
       title: host!.title,
@@ -71,4 +71,28 @@ function listing([host, ...folded]: AnyOperation[]): Tool {
       openWorldHint: annotations.some((a) => a.openWorldHint),
     },
   };
+}
+
+/** Bounds a model never needs to pick a value (lengths, ranges, key patterns) cost tokens on every turn; the server still checks them. */
+const CHECKED_BY_SERVER = new Set([
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'propertyNames',
+]);
+
+/** The input schema as tools/list shows it: the same shape and descriptions, without the bounds in CHECKED_BY_SERVER. */
+function slim(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(slim);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (CHECKED_BY_SERVER.has(key)) continue;
+    if (key === 'additionalProperties' && value && typeof value === 'object' && !Object.keys(value).length) continue;
+    out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, slim(v)])) : slim(value);
+  }
+  return out;
 }

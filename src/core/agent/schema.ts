@@ -97,9 +97,7 @@ export type AgentResult = z.infer<typeof AgentResult>;
 /** Body of POST /v1/sessions/{id}/agentExecute and input of the agent_execute tool (besides sessionId). */
 export const AgentExecuteRequest = z
   .object({
-    agentConfig: AgentConfig.optional().describe(
-      'Model and integrations: {provider, model, instructions, options {apiKey, baseURL, ...}, integrations}.',
-    ),
+    agentConfig: AgentConfig.optional().describe('Model, provider options and MCP integrations.'),
     executeOptions: AgentExecuteOptions,
     streamResponse: z.boolean().optional().describe('Send each action as a log notification while the agent runs.'),
   })

@@ -5,9 +5,8 @@ export const observeOperation = defineOperation({
   name: 'observe',
   title: 'Find elements to act on',
   description:
-    'List the elements one can act on, each as {ref, description, method, arguments} ready to pass to act as action ' +
-    '(add the value for fill/selectOption/type). Without instruction: every interactive element (no model); with one, ' +
-    'the elements a model finds that match it. selector (XPath) limits the search.',
+    'List the elements one can act on, each {ref, description, method, arguments} ready to pass to act as action ' +
+    '(add the value to fill). Without instruction: every interactive element (no model); with one, those a model picks.',
   summary: 'The elements one can act on, each {ref, description, method, arguments}; with an instruction, those a model picks.',
   input: ObserveRequest,
   output: ObserveResult,
@@ -28,7 +27,7 @@ export const actOperation = defineOperation({
     'selectOption {values}, check, uncheck, hover, scroll {direction?, screens?}, dragTo {targetRef}, ' +
     'upload {files: [{name, contentBase64}]}, back, forward, reload, wait {text | textGone | ms}, ' +
     'newTab {url}, selectTab {tabId}, closeTab {tabId}. %name% in arguments is filled from variables, never shown. ' +
-    'Returns what was done and the page change (+ added / - removed lines, or the new page), so reading the page again is rarely needed.',
+    'Returns the page change once it settles (+ added / - removed lines, or the new page).',
   summary:
     'One action on the page, {action: {ref, method, arguments}} or {instruction}, and what it changed. ' +
     `Bodies up to ${MAX_ACT_INPUT_BYTES} bytes (uploads up to 25 MiB decoded).`,

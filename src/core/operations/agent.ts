@@ -5,13 +5,10 @@ export const agentExecuteOperation = defineOperation({
   name: 'agent_execute',
   title: 'Run an autonomous browser agent',
   description:
-    "Hand a multi-step task to an autonomous agent that drives the session's page itself (open URLs, click, type, " +
-    'select, scroll, read) with its own model until done. executeOptions is the task as a string, or {instruction, ' +
-    'maxSteps (default 20), autoScreenshot, waitBetweenActions (ms), context, variables}; ' +
-    'write secrets as %name% in the instruction and pass their values in variables so the model never sees them. ' +
-    'agentConfig picks provider/model and MCP integrations (server URLs) whose tools the agent may also call. ' +
-    'Returns success, completed, a message with the outcome, every action taken, and token usage. ' +
-    'Takes minutes on long tasks; the session is busy meanwhile.',
+    "Hand a multi-step task to an autonomous agent that drives the session's page with its own model until done. " +
+    'executeOptions: the task as a string, or {instruction, maxSteps, ...}; write secrets as %name% and pass their ' +
+    'values in variables (never shown to the model). agentConfig: provider, model, MCP integrations. Returns success, ' +
+    'message, the actions taken and token usage. The session is busy meanwhile.',
   summary: 'Run the autonomous agent on the session until the instruction is done or maxSteps is reached.',
   input: AgentExecuteRequest,
   output: AgentResult,

@@ -9,16 +9,10 @@ export const extractOperation = defineOperation({
   name: 'extract',
   title: 'Read or extract data from the page',
   description:
-    'Read the current page of a session. ' +
-    'With no instruction and no schema: returns {pageText}, ' +
-    'the page as compact accessibility-tree text where links, ' +
-    'buttons and fields carry refs like [12] (no model call; use this to look at a page). ' +
-    'With instruction only: a model answers it from the page, returning {extraction: string}. ' +
-    'With schema (a JSON Schema; an instruction helps): returns an object valid against it; ' +
-    'fields with format "uri"/"url" are filled with the real hrefs of links on the page, never invented ones; ' +
-    'a non-object schema comes back as {value}. selector (XPath) limits the read to one part of the page; iframes: ' +
-    "true includes frame content. modelName/modelClientOptions pick the model (default: the server's). " +
-    'Token usage is in _meta.usage, the id of the call in _meta.actionId.',
+    'Read the page. No instruction or schema: {pageText}, the page as compact text with refs like [12] on links, ' +
+    'buttons and fields (no model; long pages come in parts: pass nextCursor as cursor). Instruction alone: ' +
+    '{extraction} from a model. schema (JSON Schema): an object valid against it; "uri"/"url" fields get the real ' +
+    'hrefs of the page; a non-object schema comes back as {value}. selector (XPath) limits the read.',
   summary:
     'Extract data from the page: {pageText} with no options, {extraction} for an instruction, or an object valid against a JSON Schema ({value} and wrapped: true for a non-object schema).',
   input: ExtractOptions,

@@ -5,10 +5,8 @@ export const navigateOperation = defineOperation({
   name: 'navigate',
   title: 'Navigate a session',
   description:
-    'Open a URL in a browser session (or in one of its frames with frameId) and wait until it loads. ' +
-    'Returns the HTTP response of the page: final url, status, headers, redirect chain; result is null for same-document (#hash) navigations. ' +
-    'An HTTP error page (404, 500) is still a successful navigation: check result.status. ' +
-    'Read the page afterwards with extract.',
+    'Open a URL in the session (or a frame, frameId) and wait until it loads. Returns the HTTP response (url, status, ' +
+    'headers, redirects; null for #hash navigations); a 404 or 500 page still succeeds: check result.status.',
   summary: 'Navigate the browser of the session to a URL.',
   input: NavigateRequest,
   output: NavigationResponse.nullable().describe('The navigation response, or null for same-document navigations and about:blank.'),

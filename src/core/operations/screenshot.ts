@@ -14,8 +14,8 @@ export const screenshotOperation = defineOperation({
   name: 'screenshot',
   title: 'Screenshot the page',
   description:
-    'An image of the viewport, the full page (fullPage) or one element (ref); png or jpeg. ' +
-    'Capped at 2000 px a side and 2 MiB. The page text (extract) is cheaper when layout does not matter.',
+    'An image of the viewport, the full page or one element (ref), at most 2000 px a side and 2 MiB. ' +
+    'Prefer extract when layout does not matter.',
   summary:
     'A screenshot (viewport, full page or one element by ref), answered as the image bytes with their content type; ' +
     'headers x-image-width, x-image-height, x-action-id. At most 2000 px a side and 2 MiB.',

@@ -11,7 +11,7 @@ export const sessionStart = defineOperation({
   name: 'session_start',
   title: 'Start a browser session',
   description:
-    'Start an isolated browser session (its own cookies, storage and page, starting at about:blank). Returns its id; pass that id as sessionId to every other tool. End it with session_end when done; idle sessions expire on their own.',
+    'Start an isolated browser session (own cookies and storage, at about:blank). Pass its id as sessionId to the other tools; end it with session_end (idle sessions expire).',
   summary: 'Start an isolated browser session (its own cookies, storage and page, at about:blank).',
   input: SessionOptions.extend({ record: RecordOption.optional() }).strict(),
   output: SessionInfoSchema,

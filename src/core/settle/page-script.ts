@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
  *
  * What it counts, each item only when the work was started by the latest action (its chain began after the mark):
  * - timers: `setTimeout` of at most SHORT_TIMER_MS, and timers and animation frames they schedule in turn, for at most
- *   CHAIN_MS from the first; intervals never count, and the DOM changes they make are background, not activity;
+ *   CHAIN_MS from the first; intervals are never pending, and the DOM changes they make count as activity only for
+ *   CHAIN_MS after the interval was set by the latest action (a short render in steps), background after that (a clock);
  * - animation frames the same way (a loop that never stops stops counting after CHAIN_MS);
  * - CSS transitions and finite animations, up to ANIMATION_CAP_MS each; endless animations never count;
  * - the time of the last DOM change outside background work, and of the last fetch/XHR started (the network itself is
@@ -39,7 +40,7 @@ export const INSTALL_TRACKER = `(() => {
   const state = { mark: 0, lastChange: now(), count: 0, lastWork: 0 };
   const timers = new Map(), frames = new Map(), transitions = new Set();
   let root = -1, periodic = false;
-  const background = () => periodic || (root >= 0 && (root < state.mark || now() > root + CHAIN));
+  const background = () => root >= 0 && (root < state.mark || now() > root + CHAIN);
   const observer = new MutationObserver((records) => { if (records.length) { state.lastChange = now(); state.count++; } });
   observer.observe(doc, { subtree: true, childList: true, characterData: true, attributes: true });
   const flush = (isBackground) => {

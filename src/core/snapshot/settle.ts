@@ -11,7 +11,7 @@ import { SETTLE, trackerOf, type SettledAt } from '../settle/state.js';
  * - the document has loaded and nothing happened after its load event: read once AFTER_LOAD_MS have passed since it;
  * - otherwise (the page changed after loading: data arriving, a script rendering, an action's effect):
  *   read once the DOM and the network have both been still for QUIET_MS.
- * DOM changes made by intervals and by endless chains of timers are background and do not count (src/core/settle/).
+ * DOM changes made by intervals and chains of timers older than CHAIN_MS are background and do not count (src/core/settle/).
  * After an action, act waits by the stricter policy of src/core/settle/after-action.ts first.
  */
 const QUIET_MS = 150;
