@@ -1,6 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions } from '../src/client/index.js';
 import { ServiceError } from '../src/core/errors.js';
@@ -66,6 +69,11 @@ async function mcpHttpClient(url: string): Promise<Client> {
 }
 
 /** One server pair (a forwards to b), one stdio server, one library: each operation of the table through every door. */
+const PROFILE_SECRET = 'operations-test-profile-secret';
+const profileDir = mkdtempSync(join(tmpdir(), 'operations-profiles-'));
+
+const CORE_REFUSALS: readonly string[] = ['model_not_configured', 'recording_not_enabled', 'profiles_not_configured', 'profile_not_found'];
+
 describe('every operation of the table answers through every door', () => {
   let a: TestHttp;
   let b: TestHttp;
@@ -77,14 +85,20 @@ describe('every operation of the table answers through every door', () => {
   beforeAll(async () => {
     const peersA = new Peers('a');
     const peersB = new Peers('b');
-    const service = (id: string) => new BrowserService({ logger: silentLogger(), egressPolicy: 'all', instanceId: id, ...NO_MODEL });
+    // Every door has a profile store (the instances share one directory and secret, the supported set-up), in a temp dir.
+    const profiles = { dir: join(profileDir, 'profiles'), secret: PROFILE_SECRET, keyFile: join(profileDir, 'profile.key') };
+    const service = (id: string) =>
+      new BrowserService({ logger: silentLogger(), egressPolicy: 'all', instanceId: id, profiles, ...NO_MODEL });
     [a, b] = await Promise.all([
       startHttp({ apiKeys: [KEY], peers: peersA }, service('a')),
       startHttp({ apiKeys: [KEY], peers: peersB }, service('b')),
     ]);
     peersA.set({ id: 'b', url: b.url });
     peersB.set({ id: 'a', url: a.url });
-    stdio = await startStdioServer([], { OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' });
+    stdio = await startStdioServer(['--profile-dir', join(profileDir, 'stdio'), '--profile-secret', PROFILE_SECRET], {
+      OPENAI_API_KEY: '',
+      ANTHROPIC_API_KEY: '',
+    });
     library = new BrowserSessions({ service: a.service });
     mcpA = await mcpHttpClient(a.url);
     const restStart = async (base: string) => {
@@ -131,6 +145,7 @@ describe('every operation of the table answers through every door', () => {
     await stdio?.close();
     await a?.close();
     await b?.close();
+    rmSync(profileDir, { recursive: true, force: true });
   });
 
   it('lists at least the operations every door had before the table', () => {
@@ -162,9 +177,10 @@ describe('every operation of the table answers through every door', () => {
     }
     for (const operation of operations) {
       const byDoor = answers[operation.name]!;
-      // An answer from the core itself: success, or a typed error no door invented (no model configured here).
+      // An answer from the core itself: success, or a typed error no door invented (no model, no recording and no
+      // profile store are configured here).
       expect(
-        Object.values(byDoor).every((answer) => answer === 'ok' || answer === 'model_not_configured'),
+        Object.values(byDoor).every((answer) => answer === 'ok' || CORE_REFUSALS.includes(answer)),
         `${operation.name}: ${JSON.stringify(byDoor)}`,
       ).toBe(true);
       expect(new Set(Object.values(byDoor)).size, `${operation.name}: ${JSON.stringify(byDoor)}`).toBe(1);

@@ -13,6 +13,7 @@ export const liveViewOperation = defineOperation({
   kind: 'action',
   openWorld: false,
   answer: 'plain',
+  example: { interactive: false },
   rest: { method: 'POST', path: '/v1/sessions/{id}/liveView', operationId: 'SessionLiveView', quick: true },
   run: async (input, { service, owner, sessionId }) => ({ result: await service.liveView(owner, sessionId, input), pageEvents: [] }),
 });

@@ -22,6 +22,7 @@ export const profileList = defineOperation({
   idempotent: true,
   session: false,
   answer: 'plain',
+  example: {},
   rest: { method: 'GET', path: '/v1/profiles', operationId: 'ProfileList', quick: true },
   text: (list) => list.profiles.map((profile) => `${profile.name} (saved ${profile.savedAt})`).join('\n') || 'No profiles.',
   run: async (_input, { service, owner }) => ({ result: await service.listProfiles(owner), pageEvents: [] }),
@@ -37,6 +38,7 @@ export const profileSave = defineOperation({
   kind: 'action',
   openWorld: false,
   mcp: { foldInto: 'profile_list' },
+  example: { name: 'example' },
   rest: { method: 'POST', path: '/v1/sessions/{id}/saveProfile', operationId: 'ProfileSave', quick: true },
   text: (saved) => `Saved profile "${saved.name}".`,
   run: (input, { service, owner, sessionId, ctx }) => service.saveProfile(owner, sessionId, input, ctx),
@@ -53,6 +55,7 @@ export const profileDelete = defineOperation({
   session: false,
   answer: 'body',
   mcp: { foldInto: 'profile_list' },
+  example: { name: 'example' },
   rest: { method: 'POST', path: '/v1/profiles/delete', operationId: 'ProfileDelete', quick: true },
   run: async ({ name }, { service, owner }) => {
     await service.deleteProfile(owner, name);
@@ -70,6 +73,7 @@ export const sessionState = defineOperation({
   kind: 'read',
   openWorld: false,
   mcp: { foldInto: 'profile_list' },
+  example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/state', operationId: 'SessionState', quick: true },
   text: (state) => `${state.cookies.length} cookies, ${state.origins.length} origins.`,
   run: (input, { service, owner, sessionId, ctx }) => service.sessionState(owner, sessionId, input, ctx),

@@ -23,6 +23,7 @@ export const sessionLog = defineOperation({
   idempotent: true,
   openWorld: false,
   answer: 'plain',
+  example: {},
   rest: { method: 'GET', path: '/v1/sessions/{id}/log', operationId: 'SessionLog', quick: true },
   text: (log) =>
     [
@@ -45,6 +46,7 @@ export const sessionTrace = defineOperation({
   answer: 'plain',
   binary: { mediaTypes: ['application/zip'] },
   mcp: { foldInto: 'session_recording' },
+  example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/recording', operationId: 'SessionRecording' },
   text: ({ bytes }) => `Trace zip, ${bytes} bytes (open with npx playwright show-trace).`,
   run: async (_input, { service, owner, sessionId }) => {
