@@ -67,8 +67,9 @@ export async function missingFlags(browser: Browser, expected: string[]): Promis
     const page = await context.newPage();
     await page.goto('chrome://version', { timeout: 10_000 });
     const given = (await page.locator('#command_line').textContent({ timeout: 10_000 })) ?? '';
-    const flags = new Set(given.split(/\s+/));
-    return expected.filter((flag) => !flags.has(flag));
+    // chrome://version joins the flags with spaces; a flag may hold spaces itself (--host-resolver-rules=MAP *.local ...).
+    const line = ` ${given.trim().replace(/\s+/g, ' ')} `;
+    return expected.filter((flag) => !line.includes(` ${flag} `));
   } finally {
     await context.close().catch(() => undefined);
   }
