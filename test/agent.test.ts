@@ -209,6 +209,9 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       }));
       const result = await h.session.agent(h.config({ integrations: [client] })).execute('Look up order B-2.');
       expect(result.message).toContain('Order B-2 shipped');
+      // The action log names the caller's client instead of walking its object graph.
+      const [logged] = h.session.log().entries;
+      expect((logged!.arguments.agentConfig as { integrations: unknown[] }).integrations).toEqual(['[Client]']);
       expect(orders.closed).toEqual([]);
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['lookup_order']);
     } finally {

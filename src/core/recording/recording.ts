@@ -43,7 +43,7 @@ export class SessionRecording {
     const entry = (outcome: Pick<ActionLogEntry, 'outcome' | 'errorCode'>): ActionLogEntry => ({
       actionId: step.actionId,
       operation: step.operation,
-      arguments: withoutCredentials(this.secrets.maskDeep(step.arguments)) as Record<string, unknown>,
+      arguments: this.secrets.maskDeep(withoutCredentials(step.arguments)) as Record<string, unknown>,
       startedAt,
       endedAt: new Date().toISOString(),
       ...outcome,

@@ -75,10 +75,16 @@ function escapeHtml(text: string): string {
 /** Argument keys whose values are credentials (a model's apiKey, an integration's headers): never logged. */
 const CREDENTIAL_KEYS = /^(api[-_]?key|authorization|x-api-key|x-svc-api-key|cookie|headers)$/i;
 
-/** A JSON-like value with the values of credential keys replaced by `[redacted]`. */
+/**
+ * A JSON-like copy of logged arguments with the values of credential keys replaced by `[redacted]`. Only data is
+ * walked: a function is `[function]` and an object that is not plain data (a library caller's connected MCP `Client`,
+ * a zod schema of a custom tool) is `[<its class>]`, since such objects hold cycles and whole object graphs.
+ */
 export function withoutCredentials(value: unknown, depth = 0): unknown {
   if (depth > MAX_LOGGED_DEPTH) return TOO_DEEP;
+  if (typeof value === 'function') return '[function]';
   if (Array.isArray(value)) return value.map((item) => withoutCredentials(item, depth + 1));
+  if (value && typeof value === 'object' && !isPlainData(value)) return `[${value.constructor?.name || 'object'}]`;
   if (value && typeof value === 'object')
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => [
@@ -87,6 +93,11 @@ export function withoutCredentials(value: unknown, depth = 0): unknown {
       ]),
     );
   return value;
+}
+
+function isPlainData(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /**
