@@ -182,11 +182,13 @@ describe('bad input leaves the session usable', () => {
   it('a covered element is action_timeout within timeoutMs, naming what covers it', async () => {
     const pay = find((await session.page.observe()).actions, /button: Pay now/);
     const started = Date.now();
-    const covered = await rejection(session.page.act({ action: pay, timeoutMs: 1_000 }));
-    // Well before the 10 s default: the caller's timeoutMs was honoured.
-    expect(Date.now() - started).toBeLessThan(8_000);
+    // 3 s: on a loaded machine Playwright may need more than 1 s to find the element stable and meet the cover.
+    const covered = await rejection(session.page.act({ action: pay, timeoutMs: 3_000 }));
+    // Before the 10 s default could have run out: the caller's timeoutMs was honoured.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(covered).toMatchObject({ code: 'action_timeout', status: 408 });
-    expect(covered.message).toMatch(/within 1000 ms: .*Cookie notice.*intercepts pointer events/);
+    expect(covered.message).toMatch(/within 3000 ms: .*Cookie notice.*intercepts pointer events/);
+    expect(covered.message).not.toContain(String.fromCharCode(27));
     expect((await session.page.act(find((await session.page.observe()).actions, /button: Add one/))).success).toBe(true);
   });
 });

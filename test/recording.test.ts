@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import type { ObservedAction } from '../src/core/act/index.js';
 import { silentLogger } from '../src/core/logger.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useLibrarySite } from './fixtures/library-site.js';
 import { rejection } from './fixtures/rejection.js';
 import { filesContaining, openTraceZip } from './fixtures/trace-zip.js';
 
@@ -10,17 +10,7 @@ const SECRET = 'S3cr3t-Passw0rd! & more';
 const CODE = 'otp-918273';
 const COOKIE = 'cookie-7f3a9c1e-session';
 
-let site: SiteServer;
-let lib: BrowserSessions;
-
-beforeAll(async () => {
-  site = await startSiteServer();
-  lib = new BrowserSessions({ logger: silentLogger(), env: {} });
-});
-afterAll(async () => {
-  await lib?.close();
-  await site?.close();
-});
+const fixture = useLibrarySite();
 
 function find(actions: ObservedAction[], pattern: RegExp): ObservedAction {
   const found = actions.find((action) => pattern.test(action.description));
@@ -32,7 +22,7 @@ function find(actions: ObservedAction[], pattern: RegExp): ObservedAction {
 async function signInAndBrowse(session: BrowserSession): Promise<Array<{ operation: string; actionId: string }>> {
   const steps: Array<{ operation: string; actionId: string }> = [];
   const track = (operation: string) => ({ onOutcome: ({ actionId }: { actionId: string }) => steps.push({ operation, actionId }) });
-  await session.navigate(site.url('/recording/login.html'), {}, track('navigate'));
+  await session.navigate(fixture.site.url('/recording/login.html'), {}, track('navigate'));
   const { actions } = await session.page.observe({}, track('observe'));
   const variables = { secret: SECRET, code: CODE };
   await session.page.act({ action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } }, track('act'));
@@ -42,9 +32,9 @@ async function signInAndBrowse(session: BrowserSession): Promise<Array<{ operati
   );
   await session.page.act({ action: { ...find(actions, /textbox: Password/), arguments: { value: '%secret%' } }, variables }, track('act'));
   const signedIn = await session.page.act(find(actions, /button: Sign in/), track('act'));
-  expect(signedIn.url).toBe(site.url('/recording/login'));
+  expect(signedIn.url).toBe(fixture.site.url('/recording/login'));
   const statements = find((await session.page.observe({}, track('observe'))).actions, /link: Statements/);
-  expect((await session.page.act(statements, track('act'))).url).toBe(site.url('/recording/statements.html'));
+  expect((await session.page.act(statements, track('act'))).url).toBe(fixture.site.url('/recording/statements.html'));
   const settings = find((await session.page.observe({}, track('observe'))).actions, /link: Settings/);
   expect((await session.page.act(settings, track('act'))).title).toBe('Settings');
   return steps;
@@ -53,7 +43,7 @@ async function signInAndBrowse(session: BrowserSession): Promise<Array<{ operati
 // Each test drives a whole sign-in in Chromium; a loaded machine needs more than the default minute.
 describe('recording', { timeout: 150_000 }, () => {
   it('records a sign-in with a %secret% and two pages: a valid trace zip, the steps in order by actionId, no secret in any file', async () => {
-    const session = await lib.startSession({ record: true });
+    const session = await fixture.lib.startSession({ record: true });
     try {
       const steps = await signInAndBrowse(session);
       const trace = openTraceZip(await session.recording());
@@ -86,7 +76,7 @@ describe('recording', { timeout: 150_000 }, () => {
   });
 
   it('keeps an action log of every operation: actionId, masked arguments, times, outcome and URL', async () => {
-    const session = await lib.startSession({ record: { screenshots: false, snapshots: true } });
+    const session = await fixture.lib.startSession({ record: { screenshots: false, snapshots: true } });
     try {
       const steps = await signInAndBrowse(session);
       const failed = await rejection(session.page.act({ action: { ref: '99-99', method: 'click' } }));
@@ -100,15 +90,15 @@ describe('recording', { timeout: 150_000 }, () => {
       expect(entries.slice(0, -1).every((entry) => entry.outcome === 'ok' && entry.errorCode === undefined)).toBe(true);
       expect(entries[0]).toMatchObject({
         operation: 'navigate',
-        arguments: { url: site.url('/recording/login.html') },
-        url: site.url('/recording/login.html'),
+        arguments: { url: fixture.site.url('/recording/login.html') },
+        url: fixture.site.url('/recording/login.html'),
       });
       expect(entries[4]!.arguments).toMatchObject({
         action: { arguments: { value: '%secret%' } },
         variables: { secret: '%secret%', code: '%code%' },
       });
       expect(Date.parse(entries[0]!.endedAt)).toBeGreaterThanOrEqual(Date.parse(entries[0]!.startedAt));
-      expect(entries.at(-2)!.url).toBe(site.url('/recording/settings.html'));
+      expect(entries.at(-2)!.url).toBe(fixture.site.url('/recording/settings.html'));
       expect(JSON.stringify(entries)).not.toContain(SECRET);
       expect(JSON.stringify(entries)).not.toContain(CODE);
       const trace = openTraceZip(await session.recording());
@@ -120,9 +110,9 @@ describe('recording', { timeout: 150_000 }, () => {
   });
 
   it('masks a password typed without a variable, in the log and the trace', async () => {
-    const session = await lib.startSession({ record: true });
+    const session = await fixture.lib.startSession({ record: true });
     try {
-      await session.navigate(site.url('/recording/login.html'));
+      await session.navigate(fixture.site.url('/recording/login.html'));
       const { actions } = await session.page.observe();
       await session.page.act({ ...find(actions, /textbox: Password/), arguments: { value: 'literal-pw-5521' } });
       await session.page.act(find(actions, /button: Sign in/));
@@ -136,12 +126,12 @@ describe('recording', { timeout: 150_000 }, () => {
   });
 
   it('answers every chunk so far on each call: a second recording holds the steps of the first and the later ones', async () => {
-    const session = await lib.startSession({ record: { screenshots: false, snapshots: false } });
+    const session = await fixture.lib.startSession({ record: { screenshots: false, snapshots: false } });
     try {
       const first: string[] = [];
-      await session.navigate(site.url('/recording/statements.html'), {}, { onOutcome: ({ actionId }) => first.push(actionId) });
+      await session.navigate(fixture.site.url('/recording/statements.html'), {}, { onOutcome: ({ actionId }) => first.push(actionId) });
       expect(openTraceZip(await session.recording()).groups.map((group) => group.title)).toEqual([`navigate ${first[0]}`]);
-      await session.navigate(site.url('/recording/settings.html'), {}, { onOutcome: ({ actionId }) => first.push(actionId) });
+      await session.navigate(fixture.site.url('/recording/settings.html'), {}, { onOutcome: ({ actionId }) => first.push(actionId) });
       const trace = openTraceZip(await session.recording());
       expect(trace.groups.map((group) => group.title)).toEqual(first.map((id) => `navigate ${id}`));
       expect(trace.names).toEqual(expect.arrayContaining(['trace.trace', 'trace-1.trace']));
@@ -151,9 +141,9 @@ describe('recording', { timeout: 150_000 }, () => {
   });
 
   it('a session without record answers recording_not_enabled, and still keeps its action log, without credentials', async () => {
-    const session = await lib.startSession();
+    const session = await fixture.lib.startSession();
     try {
-      await session.navigate(site.url('/recording/statements.html'));
+      await session.navigate(fixture.site.url('/recording/statements.html'));
       const apiKey = 'sk-test-never-logged-4471';
       const failed = await rejection(
         session.page.act({
@@ -185,7 +175,7 @@ describe('recording', { timeout: 150_000 }, () => {
     try {
       const session = await kept.startSession({ record: { screenshots: false } });
       const ids: string[] = [];
-      await session.navigate(site.url('/recording/statements.html'), {}, { onOutcome: ({ actionId }) => ids.push(actionId) });
+      await session.navigate(fixture.site.url('/recording/statements.html'), {}, { onOutcome: ({ actionId }) => ids.push(actionId) });
       await session.end();
       expect(openTraceZip(await session.recording()).groups.map((group) => group.title)).toEqual([`navigate ${ids[0]}`]);
       expect(session.log().entries.map((entry) => entry.actionId)).toEqual(ids);
@@ -199,23 +189,25 @@ describe('recording', { timeout: 150_000 }, () => {
   });
 
   it("with the default retention an ended session's recording and log are gone at once", async () => {
-    const session = await lib.startSession({ record: true });
+    const session = await fixture.lib.startSession({ record: true });
     await session.end();
     expect((await rejection(session.recording())).code).toBe('session_not_found');
     expect(() => session.log()).toThrow(/No session with id/);
   });
 
   it('video is recorded as WebM when the server has ffmpeg, and refused with recording_unavailable (no session left) when not', async () => {
-    const before = lib.list().length;
-    const started = await lib.startSession({ record: { video: true, screenshots: false, snapshots: false } }).catch((err: unknown) => err);
+    const before = fixture.lib.list().length;
+    const started = await fixture.lib
+      .startSession({ record: { video: true, screenshots: false, snapshots: false } })
+      .catch((err: unknown) => err);
     if (started instanceof Error) {
       expect(started).toMatchObject({ code: 'recording_unavailable' });
-      expect(lib.list()).toHaveLength(before);
+      expect(fixture.lib.list()).toHaveLength(before);
       return;
     }
     const session = started as BrowserSession;
     try {
-      await session.navigate(site.url('/recording/statements.html'));
+      await session.navigate(fixture.site.url('/recording/statements.html'));
       const trace = openTraceZip(await session.recording());
       const video = trace.names.find((name) => name.startsWith('video/') && name.endsWith('.webm'));
       // WebM is Matroska: the EBML magic number first.
@@ -226,7 +218,7 @@ describe('recording', { timeout: 150_000 }, () => {
   });
 
   it('refuses a bad record option with invalid_argument', async () => {
-    expect((await rejection(lib.startSession({ record: { video: 'yes' } as never }))).code).toBe('invalid_argument');
-    expect((await rejection(lib.startSession({ record: { audio: true } as never }))).code).toBe('invalid_argument');
+    expect((await rejection(fixture.lib.startSession({ record: { video: 'yes' } as never }))).code).toBe('invalid_argument');
+    expect((await rejection(fixture.lib.startSession({ record: { audio: true } as never }))).code).toBe('invalid_argument');
   });
 });

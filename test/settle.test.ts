@@ -1,28 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { BrowserSession } from '../src/client/index.js';
 import type { ActResult, ObservedAction } from '../src/core/act/index.js';
-import { silentLogger } from '../src/core/logger.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useLibrarySite } from './fixtures/library-site.js';
 
-let site: SiteServer;
-let lib: BrowserSessions;
+const fixture = useLibrarySite();
 let session: BrowserSession;
-
-beforeAll(async () => {
-  site = await startSiteServer();
-  lib = new BrowserSessions({ logger: silentLogger(), env: {} });
-});
-afterAll(async () => {
-  await lib?.close();
-  await site?.close();
-});
 beforeEach(async () => {
   await session?.end().catch(() => undefined);
-  session = await lib.startSession();
+  session = await fixture.lib.startSession();
 });
 
 async function control(path: string, pattern: RegExp): Promise<ObservedAction> {
-  await session.navigate(site.url(path));
+  await session.navigate(fixture.site.url(path));
   const { actions } = await session.page.observe();
   const found = actions.find((action) => pattern.test(action.description));
   if (!found) throw new Error(`no control matching ${pattern} on ${path}: ${JSON.stringify(actions)}`);
@@ -85,7 +74,7 @@ describe('act answers after the page has finished reacting', () => {
 
   it('answers the new page when a click navigates 150 ms later from a timer', async () => {
     const result = await session.page.act(await control('/settle/delayed-nav.html', /button: Pay now/));
-    expect(result).toMatchObject({ navigated: true, url: site.url('/settle/receipt.html') });
+    expect(result).toMatchObject({ navigated: true, url: fixture.site.url('/settle/receipt.html') });
     expect(result.pageText).toContain('Receipt number R-2026-0815');
   });
 

@@ -54,7 +54,8 @@ export function actionError(err: unknown, attempt: Attempt): ServiceError {
 }
 
 function timeoutError(err: Error, message: string, attempt: Attempt): ServiceError {
-  const log = message.split('\n').map((line) =>
+  // Playwright dims its call log with ANSI codes; a message for a caller carries none.
+  const log = stripAnsi(message).split('\n').map((line) =>
     line
       .trim()
       .replace(/^-\s*/, '')
@@ -88,6 +89,11 @@ function timeoutError(err: Error, message: string, attempt: Attempt): ServiceErr
       cause: err,
     },
   );
+}
+
+function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-9;]*m/g, '');
 }
 
 function firstLine(message: string): string {
