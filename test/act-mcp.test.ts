@@ -174,7 +174,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     const upload = { ...find(actions, /Attachment/), method: 'upload', arguments: { files: [{ name: 'big.bin', contentBase64: big }] } };
     expect(errorCode(await call('act', { action: upload }))).toBe('payload_too_large');
     expect(textOf(await ok('act', { action: find(actions, /button: Add one/) }))).toMatch(/Clicked 1 times/);
-  }, 180_000);
+  });
 
   it('keeps a popup as a tab: listed, selected, acted on and closed', async () => {
     await ok('navigate', { url: site.url('/popup.html') });
