@@ -192,4 +192,5 @@ class Agent:
         path = self._session._path("agentExecute")
         if stream:
             return self._session._transport.stream(path, body)
-        return AgentResult.from_json(self._session._transport.request("POST", path, body)["data"]["result"])
+        data = self._session._transport.request("POST", path, body)["data"]
+        return AgentResult.from_json(data["result"], data)
