@@ -159,7 +159,7 @@ class AsyncSession:
         self.page = AsyncPage(self)
 
     def __repr__(self) -> str:
-        return f'Session(id={self.id!r}, url={self.info.url!r})'
+        return f'{type(self).__name__}(id={self.id!r}, url={self.info.url!r})'
 
     def _path(self, action: str='') -> str:
         return f"/v1/sessions/{quote(self.id, safe='')}" + (f'/{action}' if action else '')
@@ -339,7 +339,7 @@ class AsyncClient:
         await self.close()
 
     def __repr__(self) -> str:
-        return f'Client(base_url={self.base_url!r})'
+        return f'{type(self).__name__}(base_url={self.base_url!r})'
 
 
 class AsyncSessions:

@@ -68,7 +68,7 @@ class Client:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Client(base_url={self.base_url!r})"
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
 
 
 class Sessions:

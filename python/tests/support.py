@@ -33,6 +33,11 @@ def script_model(*replies: Dict[str, Any]) -> None:
     _control("POST", "/enqueue", list(replies))
 
 
+def reset_model() -> None:
+    """No scripted reply and no recorded request."""
+    _control("POST", "/reset")
+
+
 def model_requests() -> List[Dict[str, Any]]:
     """What the fake model received since the last reset: ``{provider, path, authorization, body}`` each."""
     return _control("GET", "/requests")
@@ -53,7 +58,7 @@ class ServerTestCase(unittest.TestCase):
         cls.client.close()
 
     def setUp(self) -> None:
-        _control("POST", "/reset")
+        reset_model()
 
 
 class SessionTestCase(ServerTestCase):

@@ -12,7 +12,7 @@ from typing import List
 from browser_session_mcp import AsyncClient, AsyncEventStream, AsyncSession, ClientTimeout, SessionNotFound, Timeout
 from browser_session_mcp import _async_client
 
-from .support import HAVE_SERVER, NEEDS_SERVER, OTHER_KEY, script_model, site
+from .support import HAVE_SERVER, NEEDS_SERVER, OTHER_KEY, model_requests, reset_model, script_model, site
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,6 +47,7 @@ class GeneratedTest(unittest.TestCase):
 @unittest.skipUnless(HAVE_SERVER, NEEDS_SERVER)
 class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
     async def asyncSetUp(self) -> None:
+        await asyncio.to_thread(reset_model)
         self.client = AsyncClient()
         await self.client.__aenter__()
 
@@ -131,17 +132,25 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
             entries = (await slow.log())["entries"]
             self.assertEqual(entries[0]["errorCode"], "cancelled")
 
-    async def test_a_cancelled_plain_call_closes_its_connection(self) -> None:
+    async def test_cancelling_a_plain_call_cancels_it_on_the_server(self) -> None:
         async with await self.client.sessions.start() as session:
-            task = asyncio.create_task(session.navigate(site("/slow?ms=20000"), timeout=30000))
-            await asyncio.sleep(0)  # let it send
-            await asyncio.sleep(0.5)
+            # The model takes 20 s to answer: the agent run is under way on the server once the model has the request.
+            script_model({"delayMs": 20000, "then": {"toolCalls": [{"name": "done", "arguments": {"success": True, "message": "late"}}]}})
+            task = asyncio.create_task(session.agent("openai/gpt-4.1-mini").execute({"instruction": "wait", "auto_screenshot": False}))
+            for _ in range(300):
+                if await asyncio.to_thread(model_requests):
+                    break
+                await asyncio.sleep(0.1)
+            self.assertEqual(len(await asyncio.to_thread(model_requests)), 1)
             task.cancel()
             with self.assertRaises(asyncio.CancelledError):
                 await task
+            # The run stopped when the connection closed: the session answers the next call long before 20 s.
             again = await asyncio.wait_for(session.navigate(site("/index.html")), 15)
             assert again.data.result is not None
             self.assertEqual(again.data.result.status, 200)
+            entries = (await session.log())["entries"]
+            self.assertEqual((entries[0]["operation"], entries[0]["errorCode"]), ("agentExecute", "cancelled"))
 
     async def test_the_client_timeout_is_client_timeout_not_the_servers_timeout(self) -> None:
         async with await self.client.sessions.start() as session:
