@@ -19,7 +19,7 @@ from browser_session_mcp import (
     Unreachable,
     errors,
 )
-from browser_session_mcp._transport import parse_retry_after
+from browser_session_mcp._transport import parse_retry_after, retry_delay
 
 from .support import OTHER_KEY, ServerTestCase, site
 
@@ -59,6 +59,18 @@ class ErrorClassTest(unittest.TestCase):
         self.assertEqual(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), 0.0)
         self.assertIsNone(parse_retry_after(None))
         self.assertIsNone(parse_retry_after("soon"))
+
+    def test_only_refusals_with_retry_after_are_retried_bounded_and_capped(self) -> None:
+        refused = errors.error_for("session_limit", "m", 429, retry_after=2.0)
+        self.assertEqual([retry_delay(refused, attempt, 2) for attempt in (1, 2, 3)], [2.0, 2.0, None])
+        self.assertIsNone(retry_delay(refused, 1, 0))
+        self.assertEqual(retry_delay(errors.error_for("browser_unavailable", "m", 503, retry_after=0.0), 3, 5), 1.0)
+        self.assertEqual(retry_delay(errors.error_for("session_limit", "m", 429, retry_after=3600.0), 1, 2), 30.0)
+        # No Retry-After, or not a 429/503: the call may have run, it is never sent again.
+        self.assertIsNone(retry_delay(errors.error_for("session_limit", "m", 429), 1, 2))
+        self.assertIsNone(retry_delay(errors.error_for("browser_unavailable", "m", 503), 1, 2))
+        self.assertIsNone(retry_delay(errors.error_for("internal", "m", 500, retry_after=1.0), 1, 2))
+        self.assertIsNone(retry_delay(errors.error_for("client_timeout", "m"), 1, 2))
 
     def test_no_answer_in_time_is_client_timeout(self) -> None:
         with socket.socket() as silent:
