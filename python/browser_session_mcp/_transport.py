@@ -39,7 +39,7 @@ def retry_delay(error: ServiceError, attempt: int, retries: int) -> Optional[flo
     """Seconds to wait before sending a refused call again, or None when it must not be sent again.
 
     Only an answer that says nothing ran is retried: a 429 or 503 with Retry-After, which the server sends for a
-    refusal made before any work (session_limit, a draining server). Any other error, and every failure without an
+    refusal made before any work (session_limit today). Any other error, and every failure without an
     answer (the call may have run), is raised. The wait is Retry-After, at least a doubling backoff, at most
     MAX_RETRY_WAIT_S."""
     if attempt > retries or error.status not in RETRY_STATUSES or error.retry_after is None:
