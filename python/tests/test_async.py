@@ -72,7 +72,13 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
             self.assertEqual((await self.client.sessions.get(session.id)).id, session.id)
             self.assertIn(session.id, [s.id for s in await self.client.sessions.list()])
             self.assertIn("cookies", await session.state())
+            saved = await session.save_profile("async-test")
+            self.assertEqual(saved.name, "async-test")
+            self.assertIn("async-test", (await self.client.profiles.list()).names())
+            await self.client.profiles.delete("async-test")
+            self.assertNotIn("async-test", (await self.client.profiles.list()).names())
             self.assertEqual([e["operation"] for e in (await session.log())["entries"]][:2], ["navigate", "extract"])
+            self.assertTrue(acted.settled is not None and acted.action_id)
         with self.assertRaises(SessionNotFound):
             await self.client.sessions.get(session.id)
 
