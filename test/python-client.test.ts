@@ -14,6 +14,8 @@ import { startHttp, type TestHttp } from './http-fixture.js';
 
 const PYTHON_DIR = fileURLToPath(new URL('../python/', import.meta.url));
 const KEYS = ['py-key-a', 'py-key-b'];
+/** The key of the second server, which lets a key hold one session: its refusals (429 session_limit, Retry-After) test retries. */
+const LIMITED_KEY = 'py-key-limited';
 
 /**
  * Loopback-only control of the in-process fake model server for the Python tests: POST /enqueue with a JSON array
@@ -86,6 +88,7 @@ describe('Python client (python/) against the REST API', () => {
   let fake: FakeLLM;
   let control: Awaited<ReturnType<typeof startFakeControl>>;
   let server: TestHttp;
+  let limited: TestHttp;
   let profileDir: string;
 
   beforeAll(async () => {
@@ -102,8 +105,13 @@ describe('Python client (python/) against the REST API', () => {
       profiles: { dir: join(profileDir, 'profiles'), secret: 'python-client-test-secret', keyFile: join(profileDir, 'unused.key') },
     });
     server = await startHttp({ apiKeys: KEYS }, service);
+    limited = await startHttp(
+      { apiKeys: [LIMITED_KEY] },
+      new BrowserService({ logger: silentLogger(), egressPolicy: 'all', maxSessionsPerKey: 1 }),
+    );
   });
   afterAll(async () => {
+    await limited?.close();
     await server?.close();
     await control?.close();
     await fake?.close();
@@ -111,7 +119,7 @@ describe('Python client (python/) against the REST API', () => {
     await rm(profileDir, { recursive: true, force: true });
   });
 
-  it('passes its unittest suite: every call form, schemas, agent options, act/observe/screenshot, storage state and profiles, errors, SSE and context managers', async () => {
+  it('passes its unittest suite: every call form, schemas, agent options, act/observe/screenshot, storage state and profiles, errors and their classes, the OpenAPI check, SSE, context managers, the async client and retries', async () => {
     const env = {
       ...process.env,
       PYTHONPATH: PYTHON_DIR,
@@ -123,15 +131,18 @@ describe('Python client (python/) against the REST API', () => {
       SITE_URL: site.origin,
       FAKE_LLM_CONTROL: control.url,
       FAKE_LLM_OPENAI_BASE_URL: fake.openaiBaseURL,
+      SVC_LIMITED_BASE_URL: limited.url,
+      SVC_LIMITED_API_KEY: LIMITED_KEY,
     };
     const { code, output } = await run('python3', ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], env, 300_000);
     expect(code, output).toBe(0);
     const ran = Number(/^Ran (\d+) tests? in/m.exec(output)?.[1] ?? 0);
-    expect(ran, output).toBeGreaterThanOrEqual(50);
+    expect(ran, output).toBeGreaterThanOrEqual(92);
     expect(output, output).toMatch(/^OK\b/m);
     // The server tests skip themselves without the environment above; here every one of them must have run.
     expect(output, output).not.toContain('needs the test server');
     // Every session the Python tests started was ended by them (their context managers, end() and Client.close()).
     expect(server.service.sessions.size).toBe(0);
+    expect(limited.service.sessions.size).toBe(0);
   }, 330_000);
 });

@@ -27,6 +27,8 @@ describe('per-key session quota', () => {
     const refused = first.find((res) => res.status === 429)!;
     expect(refused.json.error.code).toBe('session_limit');
     expect(refused.json.error.message).toMatch(/--max-sessions-per-key/);
+    // Nothing was started: Retry-After tells a client it may send the start again.
+    expect(refused.headers.get('retry-after')).toBe('2');
 
     // Key B still gets the last slot; once the server is full, B's refusal names no count of A's.
     expect((await start(KEY_B)).status).toBe(200);
@@ -34,6 +36,7 @@ describe('per-key session quota', () => {
     expect(full.status).toBe(429);
     expect(full.json.error.code).toBe('session_limit');
     expect(full.json.error.message).not.toMatch(/\d/);
+    expect(full.headers.get('retry-after')).toBe('2');
 
     // Ending one of A's sessions frees A's quota again.
     const id = first.find((res) => res.status === 200)!.json.data.id as string;

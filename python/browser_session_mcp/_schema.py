@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
-from .errors import ServiceError
+from .errors import ExtractionInvalid
 
 # Non-object schemas come back wrapped under this key over REST (whose results are objects), with data.wrapped true.
 WRAPPED_RESULT_KEY = "value"
@@ -28,7 +28,7 @@ def prepare_schema(schema: Any) -> Tuple[Optional[Dict[str, Any]], Callable[[Any
             try:
                 return schema.model_validate(value)
             except ValueError as err:  # pydantic's ValidationError is a ValueError
-                raise ServiceError(
+                raise ExtractionInvalid(
                     "extraction_invalid", f"The extracted data does not match {schema.__name__}: {err}"
                 ) from err
 

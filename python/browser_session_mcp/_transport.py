@@ -1,20 +1,33 @@
-"""HTTP with the standard library: one connection per call, JSON in and out, errors as ServiceError."""
+"""HTTP with the standard library: one connection per call, JSON in and out, errors as ServiceError subclasses,
+and the retries of refused calls. ``_async_transport.py`` is the same over asyncio and shares the helpers here."""
 
 from __future__ import annotations
 
 import codecs
+import email.utils
 import http.client
 import json
+import logging
 import socket
-from typing import Any, Dict, Iterator, Optional
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple, TypeVar
 from urllib.parse import urlsplit
 
-from .errors import ServiceError
+from .errors import ServiceError, error_for
 from .sse import SseParser
 from .types import StreamEvent
 
 USER_AGENT = "browser-session-mcp-python/0.1.0"
-_TERMINAL_EVENTS = ("finished", "error")
+TERMINAL_EVENTS = ("finished", "error")
+#: Statuses whose answer may say, with Retry-After, that the call was refused before anything ran.
+RETRY_STATUSES = (429, 503)
+#: The most the client waits before a retry, whatever Retry-After says.
+MAX_RETRY_WAIT_S = 30.0
+DEFAULT_RETRIES = 2
+
+logger = logging.getLogger("browser_session_mcp")
+T = TypeVar("T")
 
 
 def compact(values: Dict[str, Any]) -> Dict[str, Any]:
@@ -22,13 +35,47 @@ def compact(values: Dict[str, Any]) -> Dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
 
 
-class Transport:
-    """Sends requests to one service address with one API key."""
+def retry_delay(error: ServiceError, attempt: int, retries: int) -> Optional[float]:
+    """Seconds to wait before sending a refused call again, or None when it must not be sent again.
 
-    def __init__(self, base_url: str, api_key: Optional[str], timeout: float) -> None:
+    Only an answer that says nothing ran is retried: a 429 or 503 with Retry-After, which the server sends for a
+    refusal made before any work (session_limit today). Any other error, and every failure without an
+    answer (the call may have run), is raised. The wait is Retry-After, at least a doubling backoff, at most
+    MAX_RETRY_WAIT_S."""
+    if attempt > retries or error.status not in RETRY_STATUSES or error.retry_after is None:
+        return None
+    return min(MAX_RETRY_WAIT_S, max(error.retry_after, 0.25 * 2 ** (attempt - 1)))
+
+
+def log_retry(error: ServiceError, what: str, delay: float, attempt: int) -> None:
+    logger.info("%s answered %s (%s); retrying in %.2f s (retry %d)", what, error.status, error.code, delay, attempt)
+
+
+def parse_retry_after(value: Optional[str]) -> Optional[float]:
+    """Retry-After as seconds: delta-seconds or an HTTP date (RFC 9110 10.2.3); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+class Endpoint:
+    """Where the service is and how to address it: what both transports share."""
+
+    def __init__(self, base_url: str, api_key: Optional[str], timeout: float, retries: int) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url must be an http(s) URL such as http://127.0.0.1:8931, not {base_url!r}")
+        if retries < 0:
+            raise ValueError(f"retries must be 0 or more, not {retries!r}")
         self.base_url = base_url.rstrip("/")
         self._https = parts.scheme == "https"
         self._host = parts.hostname
@@ -36,51 +83,13 @@ class Transport:
         self._prefix = parts.path.rstrip("/")
         self._api_key = api_key
         self.timeout = timeout
-
-    def request(self, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
-        """One call; returns the parsed JSON of a 2xx answer, raises ServiceError for anything else."""
-        conn, response = self._open(method, path, body, stream=False)
-        try:
-            raw = self._read(response, path)
-        finally:
-            conn.close()
-        return _parse(response.status, response.getheader("content-type", ""), raw, self._what(method, path))
-
-    def request_bytes(self, path: str, body: Dict[str, Any], accept: str) -> "tuple[bytes, http.client.HTTPResponse]":
-        """POSTs and returns the raw bytes of a 2xx answer whose content type is not JSON (an image) with the response
-        for its headers; an error body raises ServiceError as ``request`` does."""
-        conn, response = self._open("POST", path, body, stream=False, accept=accept)
-        try:
-            raw = self._read(response, path)
-        finally:
-            conn.close()
-        content_type = response.getheader("content-type", "")
-        if 200 <= response.status < 300 and not content_type.startswith("application/json"):
-            return raw, response
-        parsed = _parse(response.status, content_type, raw, self._what("POST", path))
-        raise ServiceError("invalid_response", f"Expected {accept} from {path}, got JSON: {str(parsed)[:200]}", response.status)
-
-    def stream(self, path: str, body: Dict[str, Any]) -> "EventStream":
-        """POSTs with ``x-stream-response: true``; errors found before the stream opens raise here."""
-        conn, response = self._open("POST", path, body, stream=True)
-        content_type = response.getheader("content-type", "")
-        if response.status == 200 and content_type.startswith("text/event-stream"):
-            return EventStream(conn, response, self._what("POST", path))
-        try:
-            raw = self._read(response, path)
-        finally:
-            conn.close()
-        parsed = _parse(response.status, content_type, raw, self._what("POST", path))
-        raise ServiceError("invalid_response", f"Expected an event stream from {path}, got JSON: {str(parsed)[:200]}", response.status)
+        self.retries = retries
 
     def _what(self, method: str, path: str) -> str:
         return f"{method} {self.base_url}{path}"
 
-    def _open(
-        self, method: str, path: str, body: Optional[Dict[str, Any]], stream: bool, accept: Optional[str] = None
-    ) -> "tuple[http.client.HTTPConnection, http.client.HTTPResponse]":
-        accept = accept or ("text/event-stream" if stream else "application/json")
-        headers = {"accept": accept, "user-agent": USER_AGENT}
+    def _headers(self, body: Optional[Dict[str, Any]], stream: bool, accept: Optional[str]) -> Tuple[Dict[str, str], Optional[bytes]]:
+        headers = {"accept": accept or ("text/event-stream" if stream else "application/json"), "user-agent": USER_AGENT}
         payload: Optional[bytes] = None
         if body is not None:
             payload = json.dumps(body).encode("utf-8")
@@ -89,6 +98,75 @@ class Transport:
             headers["x-stream-response"] = "true"
         if self._api_key:
             headers["x-svc-api-key"] = self._api_key
+        return headers, payload
+
+
+class Transport(Endpoint):
+    """Sends requests to one service address with one API key; retries the calls the server refused (``retries``)."""
+
+    def __init__(self, base_url: str, api_key: Optional[str], timeout: float, retries: int = DEFAULT_RETRIES) -> None:
+        super().__init__(base_url, api_key, timeout, retries)
+
+    def _retrying(self, what: str, send: Callable[[], T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                return send()
+            except ServiceError as err:
+                attempt += 1
+                delay = retry_delay(err, attempt, self.retries)
+                if delay is None:
+                    raise
+                log_retry(err, what, delay, attempt)
+                time.sleep(delay)
+
+    def request(self, method: str, path: str, body: Optional[Dict[str, Any]] = None) -> Any:
+        """One call; returns the parsed JSON of a 2xx answer, raises ServiceError for anything else."""
+        return self._retrying(self._what(method, path), lambda: self._request(method, path, body))
+
+    def _request(self, method: str, path: str, body: Optional[Dict[str, Any]]) -> Any:
+        conn, response = self._open(method, path, body, stream=False)
+        try:
+            raw = self._read(response, path)
+        finally:
+            conn.close()
+        return parse_answer(response.status, response.getheader, raw, self._what(method, path))
+
+    def request_bytes(self, path: str, body: Dict[str, Any], accept: str) -> "tuple[bytes, http.client.HTTPResponse]":
+        """POSTs and returns the raw bytes of a 2xx answer whose content type is not JSON (an image) with the response
+        for its headers; an error body raises ServiceError as ``request`` does."""
+        return self._retrying(self._what("POST", path), lambda: self._request_bytes(path, body, accept))
+
+    def _request_bytes(self, path: str, body: Dict[str, Any], accept: str) -> "tuple[bytes, http.client.HTTPResponse]":
+        conn, response = self._open("POST", path, body, stream=False, accept=accept)
+        try:
+            raw = self._read(response, path)
+        finally:
+            conn.close()
+        if 200 <= response.status < 300 and not response.getheader("content-type", "").startswith("application/json"):
+            return raw, response
+        parsed = parse_answer(response.status, response.getheader, raw, self._what("POST", path))
+        raise error_for("invalid_response", f"Expected {accept} from {path}, got JSON: {str(parsed)[:200]}", response.status)
+
+    def stream(self, path: str, body: Dict[str, Any]) -> "EventStream":
+        """POSTs with ``x-stream-response: true``; errors found before the stream opens raise here."""
+        return self._retrying(self._what("POST", path), lambda: self._stream(path, body))
+
+    def _stream(self, path: str, body: Dict[str, Any]) -> "EventStream":
+        conn, response = self._open("POST", path, body, stream=True)
+        if response.status == 200 and response.getheader("content-type", "").startswith("text/event-stream"):
+            return EventStream(conn, response, self._what("POST", path))
+        try:
+            raw = self._read(response, path)
+        finally:
+            conn.close()
+        parsed = parse_answer(response.status, response.getheader, raw, self._what("POST", path))
+        raise error_for("invalid_response", f"Expected an event stream from {path}, got JSON: {str(parsed)[:200]}", response.status)
+
+    def _open(
+        self, method: str, path: str, body: Optional[Dict[str, Any]], stream: bool, accept: Optional[str] = None
+    ) -> "tuple[http.client.HTTPConnection, http.client.HTTPResponse]":
+        headers, payload = self._headers(body, stream, accept)
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         conn = cls(self._host, self._port, timeout=self.timeout)
         try:
@@ -96,7 +174,7 @@ class Transport:
             return conn, conn.getresponse()
         except (OSError, http.client.HTTPException) as err:
             conn.close()
-            raise _transport_error(err, self._what(method, path)) from err
+            raise transport_error(err, self._what(method, path)) from err
         except BaseException:
             conn.close()
             raise
@@ -105,7 +183,7 @@ class Transport:
         try:
             return response.read()
         except (OSError, http.client.HTTPException) as err:
-            raise _transport_error(err, f"reading the answer of {path}") from err
+            raise transport_error(err, f"reading the answer of {path}") from err
 
 
 class EventStream:
@@ -128,13 +206,13 @@ class EventStream:
                 except (OSError, http.client.HTTPException) as err:
                     if self._closed:
                         return
-                    raise _transport_error(err, f"reading the event stream of {self._what}") from err
+                    raise transport_error(err, f"reading the event stream of {self._what}") from err
                 if not chunk:
-                    raise ServiceError("invalid_response", f"The event stream of {self._what} ended without a finished or error event.")
+                    raise stream_cut_short(self._what)
                 for message in parser.feed(decoder.decode(chunk)):
-                    event = StreamEvent(event=message.event, data=_json_or_text(message.data))
+                    event = StreamEvent(event=message.event, data=json_or_text(message.data))
                     yield event
-                    if event.event in _TERMINAL_EVENTS:
+                    if event.event in TERMINAL_EVENTS:
                         return
         finally:
             self.close()
@@ -152,19 +230,26 @@ class EventStream:
         self.close()
 
 
-def _json_or_text(data: str) -> Any:
+def stream_cut_short(what: str) -> ServiceError:
+    return error_for("invalid_response", f"The event stream of {what} ended without a finished or error event.")
+
+
+def json_or_text(data: str) -> Any:
     try:
         return json.loads(data)
     except ValueError:
         return data
 
 
-def _parse(status: int, content_type: str, raw: bytes, what: str) -> Any:
+def parse_answer(status: int, header: Callable[[str, str], Optional[str]], raw: bytes, what: str) -> Any:
+    """The JSON of a 2xx answer; for any other, the ServiceError subclass of its error code (``retry_after`` from the
+    Retry-After header). ``header(name, default)`` reads a response header."""
+    content_type = header("content-type", "") or ""
     try:
         body = json.loads(raw.decode("utf-8")) if raw else None
     except ValueError:
         snippet = raw[:200].decode("utf-8", errors="replace")
-        raise ServiceError(
+        raise error_for(
             "invalid_response", f"{what} answered HTTP {status} ({content_type or 'no content type'}), not JSON: {snippet!r}", status
         ) from None
     if 200 <= status < 300:
@@ -172,14 +257,20 @@ def _parse(status: int, content_type: str, raw: bytes, what: str) -> Any:
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict) and isinstance(error.get("code"), str):
         details = error.get("details")
-        raise ServiceError(error["code"], str(error.get("message", "")), status, details if isinstance(details, dict) else None)
-    raise ServiceError("invalid_response", f"{what} answered HTTP {status} without an error body: {str(body)[:200]}", status)
+        raise error_for(
+            error["code"],
+            str(error.get("message", "")),
+            status,
+            details if isinstance(details, dict) else None,
+            parse_retry_after(header("retry-after", "")),
+        )
+    raise error_for("invalid_response", f"{what} answered HTTP {status} without an error body: {str(body)[:200]}", status)
 
 
-def _transport_error(err: BaseException, what: str) -> ServiceError:
-    """Socket and protocol failures as ServiceError: ``timeout``, else ``unreachable``."""
+def transport_error(err: BaseException, what: str) -> ServiceError:
+    """Socket and protocol failures: ``client_timeout`` (nothing received in time), else ``unreachable``."""
     if isinstance(err, ServiceError):
         return err
     if isinstance(err, (socket.timeout, TimeoutError)):
-        return ServiceError("timeout", f"No answer in time from {what}: {err}")
-    return ServiceError("unreachable", f"Cannot reach the service ({what}): {err.__class__.__name__}: {err}")
+        return error_for("client_timeout", f"No answer in time from {what}: {err}")
+    return error_for("unreachable", f"Cannot reach the service ({what}): {err.__class__.__name__}: {err}")

@@ -6,7 +6,7 @@ import os
 from typing import Any, List, Mapping, Optional, Sequence, Set, Union
 from urllib.parse import quote
 
-from ._transport import Transport, compact as _compact
+from ._transport import DEFAULT_RETRIES, Transport, compact as _compact
 from .errors import ServiceError
 from .profiles import Profiles, StorageState
 from .session import Session
@@ -20,15 +20,24 @@ class Client:
 
     ``base_url`` defaults to ``SVC_BASE_URL`` and ``api_key`` to ``SVC_API_KEY`` (sent as ``x-svc-api-key``).
     ``timeout`` is how many seconds to wait for the server without receiving anything (an agent run that streams
-    keeps it alive). ``close()``, or leaving a ``with Client(...)`` block, ends the sessions this client started.
+    keeps it alive); waiting longer raises ``ClientTimeout``. ``retries`` is how many times a call the server refused
+    before doing anything (429 or 503 with Retry-After, e.g. ``session_limit``) is sent again after the wait it asks
+    for (at most 30 s); 0 raises the refusal at once (``RateLimited``, with ``retry_after``). ``close()``, or leaving
+    a ``with Client(...)`` block, ends the sessions this client started.
     """
 
-    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+    ) -> None:
         base = base_url or os.environ.get("SVC_BASE_URL")
         if not base:
             raise ValueError("No service address: pass base_url (e.g. http://127.0.0.1:8931) or set SVC_BASE_URL.")
         key = api_key if api_key is not None else os.environ.get("SVC_API_KEY") or None
-        self._transport = Transport(base, key, timeout)
+        self._transport = Transport(base, key, timeout, retries)
         self._open: Set[str] = set()
         #: Start, list and look up sessions.
         self.sessions = Sessions(self._transport, self._open)
@@ -59,7 +68,7 @@ class Client:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Client(base_url={self.base_url!r})"
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
 
 
 class Sessions:

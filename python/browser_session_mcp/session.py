@@ -38,7 +38,7 @@ class Session:
         self.page = Page(self)
 
     def __repr__(self) -> str:
-        return f"Session(id={self.id!r}, url={self.info.url!r})"
+        return f"{type(self).__name__}(id={self.id!r}, url={self.info.url!r})"
 
     def _path(self, action: str = "") -> str:
         return f"/v1/sessions/{quote(self.id, safe='')}" + (f"/{action}" if action else "")
@@ -192,4 +192,5 @@ class Agent:
         path = self._session._path("agentExecute")
         if stream:
             return self._session._transport.stream(path, body)
-        return AgentResult.from_json(self._session._transport.request("POST", path, body)["data"]["result"])
+        data = self._session._transport.request("POST", path, body)["data"]
+        return AgentResult.from_json(data["result"], data)

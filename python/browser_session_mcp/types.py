@@ -55,10 +55,16 @@ class PageEvent:
     message: str
     at: str
     url: Optional[str] = None
+    #: How many events of this kind the server folded into this one (a page that opens popups in a loop).
+    count: Optional[int] = None
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> "PageEvent":
-        return cls(seq=raw["seq"], type=raw["type"], message=raw["message"], at=raw["at"], url=raw.get("url"))
+        return cls(seq=raw["seq"], type=raw["type"], message=raw["message"], at=raw["at"], url=raw.get("url"), count=raw.get("count"))
+
+
+def _page_events(data: Mapping[str, Any]) -> List[PageEvent]:
+    return [PageEvent.from_json(e) for e in _get(data, "pageEvents", [])]
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,10 @@ class SessionInfo:
     options: Dict[str, Any] = field(default_factory=dict)
     #: Requests blocked by ``block_resources`` / ``block_urls`` so far (None when the session blocks nothing).
     blocked_requests: Optional[int] = None
+    #: Where the browser runs: ``"local"``, or the browser host's endpoint (without credentials).
+    host: str = "local"
+    #: ``"open"``, or ``"lost"`` when its browser host went away (operations answer browser_unavailable; end it).
+    state: str = "open"
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> "SessionInfo":
@@ -94,6 +104,8 @@ class SessionInfo:
             tabs=[TabInfo.from_json(t) for t in _get(raw, "tabs", [])],
             options=dict(_get(raw, "options", {})),
             blocked_requests=_get(raw, "blockedRequests", None),
+            host=raw.get("host", "local"),
+            state=raw.get("state", "open"),
         )
 
 
@@ -130,10 +142,13 @@ class NavigationResponse:
 
 @dataclass(frozen=True)
 class NavigateResultOutput:
-    """``data`` of NavigateResponse (2.5): ``result`` is None for a same-document navigation or about:blank."""
+    """``data`` of NavigateResponse (2.5): ``result`` is None for a same-document navigation or about:blank;
+    ``page_events`` are what the page did meanwhile (dialogs, popups, downloads)."""
 
     result: Optional[NavigationResponse]
     action_id: Optional[str] = None
+    usage: Optional["Usage"] = None
+    page_events: List[PageEvent] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -146,11 +161,14 @@ class NavigateResponse:
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> "NavigateResponse":
         data = raw["data"]
-        result = data.get("result")
+        result, usage = data.get("result"), data.get("usage")
         return cls(
             success=raw["success"],
             data=NavigateResultOutput(
-                result=None if result is None else NavigationResponse.from_json(result), action_id=data.get("actionId")
+                result=None if result is None else NavigationResponse.from_json(result),
+                action_id=data.get("actionId"),
+                usage=None if usage is None else Usage.from_json(usage),
+                page_events=_page_events(data),
             ),
         )
 
@@ -188,9 +206,12 @@ class AgentResult:
     completed: bool
     metadata: Dict[str, Any] = field(default_factory=dict)
     usage: Optional[Usage] = None
+    action_id: Optional[str] = None
+    page_events: List[PageEvent] = field(default_factory=list)
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> "AgentResult":
+    def from_json(cls, raw: Mapping[str, Any], data: Optional[Mapping[str, Any]] = None) -> "AgentResult":
+        """From the REST answer's ``data.result`` (``raw``), with ``data`` itself for its action id and page events."""
         usage = raw.get("usage")
         return cls(
             success=raw["success"],
@@ -199,6 +220,8 @@ class AgentResult:
             completed=raw["completed"],
             metadata=dict(_get(raw, "metadata", {})),
             usage=None if usage is None else Usage.from_json(usage),
+            action_id=None if data is None else data.get("actionId"),
+            page_events=[] if data is None else _page_events(data),
         )
 
 
@@ -257,6 +280,7 @@ class ObserveResult:
     actions: List[ObserveAction]
     action_id: Optional[str] = None
     usage: Optional[Usage] = None
+    page_events: List[PageEvent] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ObserveResult":
@@ -265,6 +289,7 @@ class ObserveResult:
             actions=[ObserveAction.from_json(a) for a in _get(data["result"], "actions", [])],
             action_id=data.get("actionId"),
             usage=None if usage is None else Usage.from_json(usage),
+            page_events=_page_events(data),
         )
 
     def __iter__(self) -> Iterator[ObserveAction]:
@@ -300,6 +325,20 @@ class PageDiff:
 
 
 @dataclass(frozen=True)
+class Settled:
+    """How long ``act`` waited for the page to finish reacting, and for what (``nothing``, ``navigation``,
+    ``network``, ``timers``, ``animations``, ``dom``, or ``timeout`` with ``busy`` saying what was still pending)."""
+
+    waited_ms: int
+    waited_for: str
+    busy: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "Settled":
+        return cls(waited_ms=raw["waitedMs"], waited_for=raw["waitedFor"], busy=raw.get("busy"))
+
+
+@dataclass(frozen=True)
 class ActResult:
     """Answer of ``page.act``: what was done and what it changed on the page.
 
@@ -320,11 +359,13 @@ class ActResult:
     tabs: Optional[List[TabInfo]] = None
     action_id: Optional[str] = None
     usage: Optional[Usage] = None
+    settled: Optional[Settled] = None
+    page_events: List[PageEvent] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ActResult":
         raw = data["result"]
-        diff, tabs, usage = raw.get("diff"), raw.get("tabs"), data.get("usage")
+        diff, tabs, usage, settled = raw.get("diff"), raw.get("tabs"), data.get("usage"), raw.get("settled")
         return cls(
             success=raw["success"],
             message=raw["message"],
@@ -339,6 +380,8 @@ class ActResult:
             tabs=None if tabs is None else [TabInfo.from_json(t) for t in tabs],
             action_id=data.get("actionId"),
             usage=None if usage is None else Usage.from_json(usage),
+            settled=None if settled is None else Settled.from_json(settled),
+            page_events=_page_events(data),
         )
 
 

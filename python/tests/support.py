@@ -1,10 +1,11 @@
 """What the tests share: the server's address and keys from the environment, and the fake model server's control."""
 
 import json
+import logging
 import os
 import unittest
 import urllib.request
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 from browser_session_mcp import Client, Session
 
@@ -32,6 +33,11 @@ def script_model(*replies: Dict[str, Any]) -> None:
     _control("POST", "/enqueue", list(replies))
 
 
+def reset_model() -> None:
+    """No scripted reply and no recorded request."""
+    _control("POST", "/reset")
+
+
 def model_requests() -> List[Dict[str, Any]]:
     """What the fake model received since the last reset: ``{provider, path, authorization, body}`` each."""
     return _control("GET", "/requests")
@@ -52,7 +58,7 @@ class ServerTestCase(unittest.TestCase):
         cls.client.close()
 
     def setUp(self) -> None:
-        _control("POST", "/reset")
+        reset_model()
 
 
 class SessionTestCase(ServerTestCase):
@@ -69,3 +75,34 @@ class SessionTestCase(ServerTestCase):
     def tearDownClass(cls) -> None:
         cls.session.end()
         super().tearDownClass()
+
+
+LIMITED_URL = os.environ.get("SVC_LIMITED_BASE_URL", "")
+LIMITED_KEY = os.environ.get("SVC_LIMITED_API_KEY", "")
+HAVE_LIMITED = bool(LIMITED_URL and LIMITED_KEY)
+
+
+class RetryLog(logging.Handler):
+    """Collects the client's retry records; ``on_retry`` runs at each, before the client waits."""
+
+    def __init__(self, on_retry: Optional[Callable[[], None]] = None) -> None:
+        super().__init__(logging.INFO)
+        self.records: List[logging.LogRecord] = []
+        self.on_retry = on_retry
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        if self.on_retry is not None:
+            self.on_retry()
+
+    def __enter__(self) -> "RetryLog":
+        logger = logging.getLogger("browser_session_mcp")
+        logger.addHandler(self)
+        self._level = logger.level
+        logger.setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        logger = logging.getLogger("browser_session_mcp")
+        logger.removeHandler(self)
+        logger.setLevel(self._level)

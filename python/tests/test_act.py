@@ -54,6 +54,10 @@ class ActTest(SessionTestCase):
         self.assertIn("alice", "\n".join(filled.diff.added if filled.diff else []))
         self.assertIsInstance(filled.action_id, str)
         self.assertIsNone(filled.usage)
+        assert filled.settled is not None
+        self.assertGreaterEqual(filled.settled.waited_ms, 0)
+        self.assertIn(filled.settled.waited_for, ("nothing", "navigation", "network", "timers", "animations", "dom", "timeout"))
+        self.assertEqual(filled.page_events, [])
 
         password = find(actions, r"textbox: Password")
         self.session.page.act({"ref": password.ref, "method": "fill", "arguments": {"value": SECRET}})

@@ -14,6 +14,7 @@ class SessionTest(ServerTestCase):
         session = self.client.sessions.start()
         self.assertIsInstance(session.info, SessionInfo)
         self.assertEqual(session.info.url, "about:blank")
+        self.assertEqual((session.info.host, session.info.state), ("local", "open"))
         self.assertEqual(session.info.frames[0].frame_id, session.info.main_frame_id)
         self.assertIsNone(session.info.frames[0].parent_frame_id)
 
@@ -30,6 +31,14 @@ class SessionTest(ServerTestCase):
             self.client.sessions.get(session.id)
         self.assertEqual((caught.exception.code, caught.exception.status), ("session_not_found", 404))
         self.assertNotIn(session.id, [s.id for s in self.client.sessions.list()])
+
+    def test_navigate_answers_the_page_events_it_met(self) -> None:
+        with self.client.sessions.start() as session:
+            response = session.navigate(site("/dialogs.html"))
+            dialogs = [event for event in response.data.page_events if event.type == "dialog"]
+            self.assertGreaterEqual(len(dialogs), 1, response.data.page_events)
+            self.assertIn("Hello from alert", dialogs[0].message)
+            self.assertIsNone(response.data.usage)
 
     def test_navigate_returns_the_typed_response(self) -> None:
         with self.client.sessions.start() as session:

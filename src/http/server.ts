@@ -58,6 +58,8 @@ export interface HttpServer {
 const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 /** How long a shutdown waits for the stopped operations' answers to be written. */
 const SHUTDOWN_GRACE_MS = 5_000;
+/** Retry-After of a refused session start: nothing was started, and a slot frees whenever a session ends. */
+const SESSION_LIMIT_RETRY_AFTER_S = 2;
 
 /** Serves MCP at /mcp and the REST API at /v1 on one HTTP server; resolves once it listens. */
 export async function serveHttp(service: BrowserService, options: HttpOptions): Promise<HttpServer> {
@@ -139,6 +141,8 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
     } catch (err) {
       const error = stoppedByShutdown(toHttpError(err, logger, { method, path: pathname }), stopping.signal);
       if (error.code === 'payload_too_large') headers.connection = 'close';
+      // Retry-After says the call did nothing and may be sent again (the Python client retries only such answers).
+      if (error.code === 'session_limit') headers['retry-after'] = String(SESSION_LIMIT_RETRY_AFTER_S);
       if (error.code !== 'unauthorized') delete headers['www-authenticate'];
       sendError(res, error, headers);
     } finally {
