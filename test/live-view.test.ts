@@ -1,5 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../src/core/logger.js';
+import { BrowserSessions } from '../src/client/index.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { clickPagePoint, framePixel, launchViewerBrowser, openViewer, socketUrl, upgradeStatus } from './fixtures/live-viewer.js';
@@ -195,3 +197,19 @@ describe('live view over HTTP', { timeout: 120_000 }, () => {
 function sessionOwner(id: string): string {
   return (http.service.sessions as unknown as { sessions: Map<string, { owner: string }> }).sessions.get(id)!.owner;
 }
+
+describe('a takeover link nobody opens', () => {
+  it('holds operations only until takeoverFirstViewerMs, then hands the page back', async () => {
+    const lib = new BrowserSessions({ logger: silentLogger(), liveView: { takeoverFirstViewerMs: 1_500 } });
+    try {
+      const session = await lib.startSession();
+      await session.liveView({ takeover: true });
+      const started = Date.now();
+      expect((await session.navigate(site.url('/index.html'))).data.result?.status).toBe(200);
+      // It waited for the person who never came, then ran (the takeover's own timeout is 10 minutes).
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+    } finally {
+      await lib.close();
+    }
+  });
+});

@@ -60,6 +60,8 @@ export interface LiveViewConfig {
   publicUrl?: string;
   /** How long a person's takeover lasts without Done (default 10 min). */
   takeoverTimeoutMs?: number;
+  /** How long a takeover asked by `takeover: true` waits for its first viewer before handing the page back (default 60 s). */
+  takeoverFirstViewerMs?: number;
   /** How long the agent's ask_human waits for Done (default 10 min). */
   askHumanTimeoutMs?: number;
 }

@@ -58,6 +58,8 @@ export interface SessionLiveOptions {
   logger: Logger;
   /** How long a person may hold the page by takeover before control returns by itself. */
   takeoverTimeoutMs: number;
+  /** A takeover that no viewer ever joined (a link asked with `takeover: true` and never opened) ends after this. */
+  takeoverFirstViewerMs: number;
   /** Called when nobody watches and nobody holds the page: the hub may be dropped. */
   onIdle: () => void;
 }
@@ -168,10 +170,14 @@ export class SessionLive {
         this.control = held;
         const timer = setTimeout(release, this.options.takeoverTimeoutMs);
         timer.unref();
+        // The last viewer leaving hands the page back (detach); this covers the link nobody opened.
+        const unopened = setTimeout(() => this.slots.size === 0 && release(), this.options.takeoverFirstViewerMs);
+        unopened.unref();
         for (const input of waiting.buffered) this.queueInput(() => this.apply(input));
         this.pushStatus();
         await released;
         clearTimeout(timer);
+        clearTimeout(unopened);
         await this.inputChain;
       })
       .catch((err: unknown) => this.options.logger.debug({ err, session: this.session.id }, 'live-view takeover ended with an error'))

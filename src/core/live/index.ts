@@ -29,7 +29,7 @@ export type LiveViewResult = z.infer<typeof LiveViewResult>;
 /** The base URL (scheme, host, port) where the live-view pages are served; opened on first use in stdio mode. */
 export type LiveViewServer = () => Promise<string>;
 
-export const LIVE_DEFAULTS = { takeoverTimeoutMs: 10 * 60_000, askHumanTimeoutMs: 10 * 60_000 } as const;
+export const LIVE_DEFAULTS = { takeoverTimeoutMs: 10 * 60_000, takeoverFirstViewerMs: 60_000, askHumanTimeoutMs: 10 * 60_000 } as const;
 
 export interface LiveViewsOptions {
   logger: Logger;
@@ -38,6 +38,7 @@ export interface LiveViewsOptions {
   /** --live-view-public-url: the base clients get, when the server sits behind a proxy. */
   publicUrl?: string;
   takeoverTimeoutMs?: number;
+  takeoverFirstViewerMs?: number;
 }
 
 /**
@@ -147,6 +148,7 @@ export class LiveViews {
       const created = new SessionLive(session, {
         logger: this.options.logger,
         takeoverTimeoutMs: this.options.takeoverTimeoutMs ?? LIVE_DEFAULTS.takeoverTimeoutMs,
+        takeoverFirstViewerMs: this.options.takeoverFirstViewerMs ?? LIVE_DEFAULTS.takeoverFirstViewerMs,
         onIdle: () => {
           if (this.hubs.get(session.id) !== created || !created.idle) return;
           this.hubs.delete(session.id);
