@@ -12,6 +12,7 @@
 
 from ._async_client import AsyncAgent, AsyncClient, AsyncPage, AsyncProfiles, AsyncSession, AsyncSessions
 from ._async_transport import AsyncEventStream
+from ._operations import Operation
 from ._transport import EventStream
 from .client import Client, Sessions
 from .errors import (
@@ -131,6 +132,7 @@ __all__ = [
     "NotImplementedByServer",
     "ObserveAction",
     "ObserveResult",
+    "Operation",
     "OptionNotAllowed",
     "Page",
     "PageCrashed",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Set, TYPE_CHECKING, Type, Union, overload
 from urllib.parse import quote
+from ._operations import Operation
 from ._schema import prepare_schema, unwrap
 from ._transport import DEFAULT_RETRIES, compact as _compact
 from .client import DEFAULT_TIMEOUT
@@ -214,6 +215,12 @@ class AsyncSession:
         ``pageEvents`` and ``url``; the last 1,000 operations."""
         return (await self._transport.request('GET', self._path('log')))['data']
 
+    async def call(self, operation_id: str, body: Optional[Mapping[str, Any]]=None) -> Any:
+        """Any operation on this session by its OpenAPI ``operationId``: ``client.call(operation_id, body,
+        session_id=session.id)`` (see ``Client.call``). It leaves this object as it was: after ``call("SessionEnd")``,
+        leaving ``with`` finds the session gone, which is not an error there."""
+        return await self._transport.call(operation_id, body, self.id)
+
     async def end(self, save_profile: bool=False) -> None:
         """Ends the session and frees its browser context. Ending it again does nothing.
 
@@ -318,6 +325,22 @@ class AsyncClient:
     @property
     def base_url(self) -> str:
         return self._transport.base_url
+
+    async def call(self, operation_id: str, body: Optional[Mapping[str, Any]]=None, *, session_id: Optional[str]=None) -> Any:
+        """Any operation of the server by its OpenAPI ``operationId`` (``SessionNavigate``, ``ProfileList``, ...; see
+        ``operations()``), including one this client has no method for yet. ``body`` is the request in the server's own
+        (camelCase) names, sent as JSON, or as the query string of a GET; ``session_id`` fills the ``{id}`` of a
+        session's path. Answers the ``data`` of the JSON answer as plain dicts and lists (None when there is none; a
+        binary operation answers its JSON form, the bytes base64 in ``contentBase64``). Errors and retries are those
+        of every call; an operationId the server does not have is a ``ValueError`` naming those it has. A session
+        started this way is not ended by ``close()``.
+        """
+        return await self._transport.call(operation_id, body, session_id)
+
+    async def operations(self) -> Dict[str, Operation]:
+        """The server's operations by operationId (``Operation(operation_id, method, path, summary)``), read from its
+        ``/v1/openapi.json`` once per client."""
+        return await self._transport.operations()
 
     async def close(self) -> None:
         """Ends every session this client started that is still open (sessions already gone are skipped)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import ssl
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional, Tuple, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Mapping, Optional, Tuple, TypeVar
 
 from ._transport import (
     DEFAULT_RETRIES,
@@ -24,6 +24,7 @@ from ._transport import (
     stream_cut_short,
     transport_error,
 )
+from ._operations import OPENAPI_PATH, Operation, data_of, find
 from .errors import ServiceError, error_for
 from .sse import SseParser
 from .types import StreamEvent
@@ -129,6 +130,24 @@ class AsyncTransport(Endpoint):
 
     def __init__(self, base_url: str, api_key: Optional[str], timeout: float, retries: int = DEFAULT_RETRIES) -> None:
         super().__init__(base_url, api_key, timeout, retries)
+        # Made on first use, inside the event loop (an asyncio.Lock made outside one is bound to the wrong loop on 3.9).
+        self._operations_lock: Optional[asyncio.Lock] = None
+
+    async def operations(self) -> Dict[str, Operation]:
+        """The server's operations by operationId: its /v1/openapi.json, fetched once (concurrent tasks wait for one fetch)."""
+        if self._operations is None:
+            if self._operations_lock is None:
+                self._operations_lock = asyncio.Lock()
+            async with self._operations_lock:
+                if self._operations is None:
+                    self.use_openapi(await self.request("GET", OPENAPI_PATH))
+        assert self._operations is not None
+        return self._operations
+
+    async def call(self, operation_id: str, body: Optional[Mapping[str, Any]], session_id: Optional[str]) -> Any:
+        """Any operation by its operationId; answers the JSON ``data`` (see ``_operations.data_of``)."""
+        method, path, payload = find(await self.operations(), operation_id, self.base_url).target(body, session_id)
+        return data_of(await self.request(method, path, payload))
 
     async def _retrying(self, what: str, send: Callable[[], Awaitable[T]]) -> T:
         attempt = 0

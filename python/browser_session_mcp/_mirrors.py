@@ -2,14 +2,15 @@
 property the client does not know (``tests/test_openapi.py`` runs it against the live server).
 
 A place in the document is written ``Component/prop/prop`` (``items`` for an array's items; ``anyOf`` branches share
-their parent's place; ``*`` matches any part). The check walks every response schema the paths answer, from the
+their parent's place; ``*`` matches any part). Every operation is reachable through ``client.call(operationId)``,
+which answers plain dicts, so a response component that no mirror names (no place starts with its name) is not a
+problem: ``answered_as_dicts`` lists those. The check walks every response component a mirror names, from the
 component down, and every object schema with properties it meets must be one of:
 
 - a ``Mirror``: the wire names of its properties (camelCase, or as ``renamed`` says) are fields of the class, or
   are ``ignored`` with the reason; ``flattened`` properties are not fields but their object is walked (``ActResult``
   holds ``data`` and ``data.result`` together); a field the wire lacks must be ``extra``;
-- under a property the mirror lists as ``opaque`` (a ``dict`` in Python);
-- in ``NOT_MODELLED``, with the reason.
+- under a property the mirror lists as ``opaque`` (a ``dict`` in Python).
 A response component's top level (``success`` and ``data``/``error``) is unwrapped by the client unless mirrored.
 """
 
@@ -19,7 +20,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from . import types as t
 from .errors import ServiceError
@@ -131,17 +132,6 @@ MIRRORS: Sequence[Mirror] = (
     Mirror(ServiceError, ("ErrorBody/error",), fields=("code", "message", "details")),
 )
 
-#: Places the client does not model as classes, and why.
-NOT_MODELLED: Mapping[str, str] = {
-    "HealthResponse": "the load balancers' readiness probe; the client does not call it",
-    "OpenApiResponse": "this document itself",
-    "SessionExtractResponse/data": "extract() answers the extracted value itself (unwrapped as data.wrapped says; usage via on_usage)",
-    "SessionStateResponse/data": "state() answers Playwright's storage state as the dict the server sent, to pass back as is",
-    "SessionRecordingResponse/data": "recording() answers the zip bytes (the application/zip form)",
-    "SessionLogResponse/data": "log() answers the action log as the server sent it (a dict)",
-}
-
-
 def snake(name: str) -> str:
     """``mainFrameId`` -> ``main_frame_id``; ``extraHTTPHeaders`` -> ``extra_http_headers``."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
@@ -163,17 +153,42 @@ def response_components(document: Mapping[str, Any]) -> List[str]:
     return names
 
 
-def check(document: Mapping[str, Any], mirrors: Sequence[Mirror] = MIRRORS, not_modelled: Mapping[str, str] = NOT_MODELLED) -> List[str]:
-    """What the client lacks for this OpenAPI document, one line each; empty when every response property is known."""
-    return _Checker(document, mirrors, not_modelled).run()
+def mirrored_components(mirrors: Sequence[Mirror] = MIRRORS) -> Set[str]:
+    """The response components a mirror names by their first part (a pattern such as ``*/usage`` names none)."""
+    firsts = {place.split("/", 1)[0] for mirror in mirrors for place in mirror.at}
+    return {first for first in firsts if not any(c in first for c in "*?[")}
+
+
+def answered_as_dicts(document: Mapping[str, Any], mirrors: Sequence[Mirror] = MIRRORS) -> List[str]:
+    """The operationIds whose JSON answer no class mirrors: ``call`` answers their ``data`` as dicts (so does a typed
+    method such as ``session.log()`` where there is one). Answers with no property but ``success`` (session end,
+    profile delete; the OpenAPI document, a free-form object) are not listed."""
+    schemas = document.get("components", {}).get("schemas", {})
+    mirrored = mirrored_components(mirrors)
+    found: List[str] = []
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, Mapping) or not isinstance(operation.get("operationId"), str):
+                continue
+            content = operation.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {})
+            name = content.get("schema", {}).get("$ref", "").rsplit("/", 1)[-1]
+            bare = set(schemas.get(name, {}).get("properties", {})) <= {"success"}
+            if name and name not in mirrored and not bare:
+                found.append(operation["operationId"])
+    return found
+
+
+def check(document: Mapping[str, Any], mirrors: Sequence[Mirror] = MIRRORS) -> List[str]:
+    """What the mirrored classes lack for this OpenAPI document, one line each; empty when every property of every
+    response a mirror names is known and every field is sent."""
+    return _Checker(document, mirrors).run()
 
 
 class _Checker:
-    def __init__(self, document: Mapping[str, Any], mirrors: Sequence[Mirror], not_modelled: Mapping[str, str]) -> None:
+    def __init__(self, document: Mapping[str, Any], mirrors: Sequence[Mirror]) -> None:
         self.schemas: Mapping[str, Any] = document.get("components", {}).get("schemas", {})
         self.document = document
         self.mirrors = mirrors
-        self.not_modelled = not_modelled
         self.problems: List[str] = []
         self.seen: Dict[int, set] = {}
 
@@ -181,8 +196,10 @@ class _Checker:
         components = response_components(self.document)
         if not components:
             self.problems.append("the document answers no response schema: is it the service's /v1/openapi.json?")
+        mirrored = mirrored_components(self.mirrors)
         for name in components:
-            self.walk(self.schemas.get(name, {}), name, top=True)
+            if name in mirrored:
+                self.walk(self.schemas.get(name, {}), name, top=True)
         for index, mirror in enumerate(self.mirrors):
             for name in sorted(set(mirror.field_names()) - self.seen.get(index, set()) - set(mirror.extra)):
                 self.problems.append(f"{mirror.name()}.{name}: no such property at {', '.join(mirror.at)} (a field the server does not send)")
@@ -195,8 +212,6 @@ class _Checker:
         return None
 
     def walk(self, schema: Any, place: str, top: bool = False) -> None:
-        if any(fnmatchcase(place, pattern) for pattern in self.not_modelled):
-            return
         for node in self.nodes(schema):
             if "items" in node:
                 self.walk(node["items"], place + "/items")

@@ -9,11 +9,13 @@ import http.client
 import json
 import logging
 import socket
+import threading
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Iterator, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar
 from urllib.parse import urlsplit
 
+from ._operations import OPENAPI_PATH, Operation, data_of, find, operations_of
 from .errors import ServiceError, error_for
 from .sse import SseParser
 from .types import StreamEvent
@@ -84,6 +86,12 @@ class Endpoint:
         self._api_key = api_key
         self.timeout = timeout
         self.retries = retries
+        #: The server's operations by operationId, read from /v1/openapi.json on the first ``call``.
+        self._operations: Optional[Dict[str, Operation]] = None
+
+    def use_openapi(self, document: Mapping[str, Any]) -> None:
+        """Takes the operations of ``call`` from this OpenAPI document instead of fetching the server's."""
+        self._operations = operations_of(document)
 
     def _what(self, method: str, path: str) -> str:
         return f"{method} {self.base_url}{path}"
@@ -106,6 +114,21 @@ class Transport(Endpoint):
 
     def __init__(self, base_url: str, api_key: Optional[str], timeout: float, retries: int = DEFAULT_RETRIES) -> None:
         super().__init__(base_url, api_key, timeout, retries)
+        self._operations_lock = threading.Lock()
+
+    def operations(self) -> Dict[str, Operation]:
+        """The server's operations by operationId: its /v1/openapi.json, fetched once (threads wait for one fetch)."""
+        if self._operations is None:
+            with self._operations_lock:
+                if self._operations is None:
+                    self.use_openapi(self.request("GET", OPENAPI_PATH))
+        assert self._operations is not None
+        return self._operations
+
+    def call(self, operation_id: str, body: Optional[Mapping[str, Any]], session_id: Optional[str]) -> Any:
+        """Any operation by its operationId; answers the JSON ``data`` (see ``data_of``)."""
+        method, path, payload = find(self.operations(), operation_id, self.base_url).target(body, session_id)
+        return data_of(self.request(method, path, payload))
 
     def _retrying(self, what: str, send: Callable[[], T]) -> T:
         attempt = 0

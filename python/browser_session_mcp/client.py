@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import Any, List, Mapping, Optional, Sequence, Set, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 from urllib.parse import quote
 
+from ._operations import Operation
 from ._transport import DEFAULT_RETRIES, Transport, compact as _compact
 from .errors import ServiceError
 from .profiles import Profiles, StorageState
@@ -47,6 +48,22 @@ class Client:
     @property
     def base_url(self) -> str:
         return self._transport.base_url
+
+    def call(self, operation_id: str, body: Optional[Mapping[str, Any]] = None, *, session_id: Optional[str] = None) -> Any:
+        """Any operation of the server by its OpenAPI ``operationId`` (``SessionNavigate``, ``ProfileList``, ...; see
+        ``operations()``), including one this client has no method for yet. ``body`` is the request in the server's own
+        (camelCase) names, sent as JSON, or as the query string of a GET; ``session_id`` fills the ``{id}`` of a
+        session's path. Answers the ``data`` of the JSON answer as plain dicts and lists (None when there is none; a
+        binary operation answers its JSON form, the bytes base64 in ``contentBase64``). Errors and retries are those
+        of every call; an operationId the server does not have is a ``ValueError`` naming those it has. A session
+        started this way is not ended by ``close()``.
+        """
+        return self._transport.call(operation_id, body, session_id)
+
+    def operations(self) -> Dict[str, Operation]:
+        """The server's operations by operationId (``Operation(operation_id, method, path, summary)``), read from its
+        ``/v1/openapi.json`` once per client."""
+        return self._transport.operations()
 
     def close(self) -> None:
         """Ends every session this client started that is still open (sessions already gone are skipped)."""

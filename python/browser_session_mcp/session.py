@@ -118,6 +118,12 @@ class Session:
         ``pageEvents`` and ``url``; the last 1,000 operations."""
         return self._transport.request("GET", self._path("log"))["data"]
 
+    def call(self, operation_id: str, body: Optional[Mapping[str, Any]] = None) -> Any:
+        """Any operation on this session by its OpenAPI ``operationId``: ``client.call(operation_id, body,
+        session_id=session.id)`` (see ``Client.call``). It leaves this object as it was: after ``call("SessionEnd")``,
+        leaving ``with`` finds the session gone, which is not an error there."""
+        return self._transport.call(operation_id, body, self.id)
+
     def end(self, save_profile: bool = False) -> None:
         """Ends the session and frees its browser context. Ending it again does nothing.
 

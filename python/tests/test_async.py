@@ -39,8 +39,9 @@ class GeneratedTest(unittest.TestCase):
             async_cls = getattr(_async_client, "Async" + sync_cls.__name__)
             public = {name for name in vars(sync_cls) if not name.startswith("_")}
             self.assertEqual(public, {name for name in vars(async_cls) if not name.startswith("_")}, sync_cls.__name__)
-        for name in ("navigate", "end", "refresh", "live_view", "state", "log", "recording"):
+        for name in ("navigate", "end", "refresh", "live_view", "state", "log", "recording", "call"):
             self.assertTrue(inspect.iscoroutinefunction(getattr(AsyncSession, name)), name)
+        self.assertTrue(inspect.iscoroutinefunction(AsyncClient.call) and inspect.iscoroutinefunction(AsyncClient.operations))
         self.assertFalse(inspect.iscoroutinefunction(AsyncSession.agent))
 
 

@@ -1,11 +1,12 @@
 """Writes browser_session_mcp/_async_client.py, the AsyncClient, from the sync client's source.
 
 The sync classes (Client, Sessions, Session, Agent, Page, Profiles) are the one place the surface is written. Each is
-copied with an ``Async`` name; every call into the transport (``request``, ``request_bytes``, ``stream``) is awaited
-and the methods that make one, directly or through another such method, become ``async def`` (with their
-``@overload`` stubs); ``__enter__``/``__exit__`` become ``__aenter__``/``__aexit__``; the transport and the event
-stream are the asyncio ones. The output is plain typed Python, checked like the rest; ``tests/test_async.py`` fails
-when it is not what this script writes from today's sources. Run from python/: ``python3 tools/make_async.py``.
+copied with an ``Async`` name; every call into the transport (``request``, ``request_bytes``, ``stream``, ``call``,
+``operations``) is awaited and the methods that make one, directly or through another such method, become
+``async def`` (with their ``@overload`` stubs); ``__enter__``/``__exit__`` become ``__aenter__``/``__aexit__``; the
+transport and the event stream are the asyncio ones. The output is plain typed Python, checked like the rest;
+``tests/test_async.py`` fails when it is not what this script writes from today's sources. Run from
+python/: ``python3 tools/make_async.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ SOURCES = {"profiles": ["Profiles"], "page": ["Page"], "session": ["Session", "A
 RENAMED = {name: "Async" + name for names in SOURCES.values() for name in names}
 RENAMED.update({"Transport": "AsyncTransport", "EventStream": "AsyncEventStream"})
 FROM_ASYNC_TRANSPORT = ("AsyncTransport", "AsyncEventStream")
-TRANSPORT_CALLS = ("request", "request_bytes", "stream")
+TRANSPORT_CALLS = ("request", "request_bytes", "stream", "call", "operations")
 DUNDERS = {"__enter__": "__aenter__", "__exit__": "__aexit__"}
 
 HEADER = '''"""The asyncio client: ``AsyncClient`` and the classes it hands out, the same surface as ``Client`` with every call
