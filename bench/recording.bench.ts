@@ -12,7 +12,7 @@ import { startSiteServer, type SiteServer } from '../test/fixtures/site-server.j
 import { median, printTable } from './table.js';
 
 const OWNER = 'bench';
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 interface Timings {
   navigate: number[];

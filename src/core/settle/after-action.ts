@@ -49,7 +49,7 @@ export async function markAction(session: Session, callTimeoutMs = DEFAULT_CALL_
   const tracker = trackerOf(watched);
   const at = Date.now();
   tracker.markAt = at;
-  await probePage(watched.page, callTimeoutMs, 'mark').catch(() => undefined);
+  await probePage(watched, callTimeoutMs, 'mark').catch(() => undefined);
   return { at };
 }
 
@@ -93,7 +93,7 @@ export async function settleAfterAction(
     let probe: Probe | null = null;
     if (remaining > 0) {
       try {
-        probe = await probePage(watched.page, Math.min(remaining, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS));
+        probe = await probePage(watched, Math.min(remaining, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS));
       } catch (err) {
         if (options.signal?.aborted || isAbortError(err)) throw err;
         // Mid-navigation the old document is gone and the new one not yet there: look again shortly.

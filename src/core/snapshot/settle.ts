@@ -46,7 +46,6 @@ export function settleDelay(
  */
 export async function waitForSettledDom(session: Session, timeoutMs: number, callTimeoutMs: number, signal?: AbortSignal): Promise<void> {
   const watched = session.watched;
-  const page = watched.page;
   // A session whose registry has no settle watcher (a bare test setup) starts tracking at its first read.
   const tracker = trackerOf(watched);
   const state = watched.state.get(SETTLE);
@@ -56,7 +55,7 @@ export async function waitForSettledDom(session: Session, timeoutMs: number, cal
     if (remaining <= 0) return;
     let probe: Probe | null;
     try {
-      probe = await probePage(page, Math.min(remaining, callTimeoutMs));
+      probe = await probePage(watched, Math.min(remaining, callTimeoutMs));
     } catch {
       // The page does not answer (a script loop, or mid-navigation): stop waiting and let the read decide.
       return;
