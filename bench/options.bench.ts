@@ -4,7 +4,8 @@
  * and requests the server sent. The corpus saved no assets (its pages point at the live web), so this bench serves
  * each page with its absolute asset URLs moved to its own origin and answers them with fixed-size bodies: images
  * 30 KB, fonts 40 KB, media 200 KB, scripts 20 KB, stylesheets 10 KB (each stylesheet declares a web font the page
- * uses). Loopback, no added latency: a real network would widen the gap.
+ * uses). Two passes: loopback as it is, then with each asset answered after ASSET_LATENCY_MS (a CDN round trip on
+ * an ordinary connection), which is where a page spends its time on a real network.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -24,6 +25,8 @@ const SIZES: Array<[RegExp, string, number]> = [
   [/\.css$/i, 'text/css', 10 * KB],
 ];
 let fontSerial = 0;
+/** The added wait per asset response of the second pass, ms. */
+const ASSET_LATENCY_MS = Number(process.env.BENCH_ASSET_LATENCY_MS ?? 40);
 
 /** A body of `size` bytes of the asset's type; unknown extensions are treated as images (most are, on these pages). */
 function asset(path: string): { type: string; body: Buffer } {
@@ -46,7 +49,7 @@ interface Counter {
   requests: number;
 }
 
-async function serve(): Promise<{ origin: string; counter: Counter; close(): void }> {
+async function serve(latencyMs: number): Promise<{ origin: string; counter: Counter; close(): void }> {
   const counter: Counter = { bytes: 0, requests: 0 };
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
@@ -57,7 +60,8 @@ async function serve(): Promise<{ origin: string; counter: Counter; close(): voi
     };
     if (path.startsWith('/ext/')) {
       const { type, body } = asset(path.split('?')[0]!);
-      return send(type, body);
+      if (!latencyMs) return send(type, body);
+      return void setTimeout(() => send(type, body), latencyMs);
     }
     const file = join(CORPUS_DIR, path);
     if (!file.startsWith(CORPUS_DIR) || !file.endsWith('/index.html') || !existsSync(file)) return void res.writeHead(404).end();
@@ -97,8 +101,13 @@ export async function run(): Promise<void> {
     return;
   }
   const pages = readdirSync(CORPUS_DIR).filter((name) => existsSync(join(CORPUS_DIR, name, 'index.html')));
-  const site = await serve();
+  for (const latencyMs of [0, ASSET_LATENCY_MS]) await pass(pages, latencyMs);
+}
+
+async function pass(pages: string[], latencyMs: number): Promise<void> {
+  const site = await serve(latencyMs);
   const lib = new BrowserSessions({ logger: silentLogger(), egressPolicy: 'all' });
+  const network = latencyMs ? `each asset answered after ${latencyMs} ms` : 'loopback, no added latency';
   try {
     const plain = await lib.startSession();
     const blocking = await lib.startSession({ blockResources: ['image', 'media', 'font'] });
@@ -113,7 +122,7 @@ export async function run(): Promise<void> {
     }
     const blockedTotal = blocking.info().blockedRequests ?? 0;
     printTable(
-      'Corpus pages with and without blockResources ["image","media","font"] (load = navigate until the load event; bytes and requests as served)',
+      `Corpus pages with and without blockResources ["image","media","font"], ${network} (load = navigate until the load event; bytes and requests as served)`,
       ['Page', 'Load ms', 'Load ms blocked', 'KB', 'KB blocked', 'Requests', 'Requests blocked'],
       rows.map((row) => [
         row.page,
@@ -128,7 +137,7 @@ export async function run(): Promise<void> {
     const sum = (pick: (row: (typeof rows)[number]) => number) => rows.reduce((total, row) => total + pick(row), 0);
     const faster = rows.filter((row) => row.blocked.ms < row.plain.ms).length;
     printTable(
-      `Summary over ${rows.length} pages (${blockedTotal} requests blocked)`,
+      `Summary over ${rows.length} pages, ${network} (${blockedTotal} requests blocked)`,
       ['Session', 'Median load ms', 'Total load ms', 'Total KB', 'Requests'],
       [
         [
