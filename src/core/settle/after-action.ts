@@ -11,7 +11,7 @@ import { SETTLE, trackerOf } from './state.js';
 export const DEFAULT_SETTLE_MS = 3_000;
 export const MAX_SETTLE_MS = 30_000;
 /** Once no work is pending, the DOM must have been still this long (work the tracker cannot see: message channels, sockets). */
-export const QUIET_MS = 100;
+export const QUIET_MS = 40;
 /** When the action changed nothing at all, one more look after this long catches a render queued by other means. */
 const FIRST_LOOK_MS = 25;
 const POLL_MS = 25;
