@@ -55,12 +55,14 @@ export function actionError(err: unknown, attempt: Attempt): ServiceError {
 
 function timeoutError(err: Error, message: string, attempt: Attempt): ServiceError {
   // Playwright dims its call log with ANSI codes; a message for a caller carries none.
-  const log = stripAnsi(message).split('\n').map((line) =>
-    line
-      .trim()
-      .replace(/^-\s*/, '')
-      .replace(/^\d+ × /, ''),
-  );
+  const log = stripAnsi(message)
+    .split('\n')
+    .map((line) =>
+      line
+        .trim()
+        .replace(/^-\s*/, '')
+        .replace(/^\d+ × /, ''),
+    );
   if (/page\.(goBack|goForward|reload)/.test(message))
     return new ServiceError('navigation_timeout', `${attempt.method} did not finish loading within the timeout: ${firstLine(message)}`, {
       cause: err,
