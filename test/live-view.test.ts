@@ -80,7 +80,7 @@ describe('live view over HTTP', { timeout: 120_000 }, () => {
     await viewer.close();
   });
 
-  it('clicks, typing, Backspace and paste through an interactive viewer reach the session page', async () => {
+  it('clicks, typing, Backspace, paste and copy through an interactive viewer reach the session page and back', async () => {
     const id = await startSession();
     await navigate(id, '/live/form.html');
     const viewer = await openViewer(viewers, (await liveView(id)).json.data.url);
@@ -97,6 +97,15 @@ describe('live view over HTTP', { timeout: 120_000 }, () => {
       document.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data }));
     });
     await expect.poll(() => session.page.inputValue('#name'), { timeout: 15_000 }).toBe('Ada Lovelace');
+    // Copy: the selection in the session's page (here the field's last word) lands on the viewer's clipboard. The
+    // viewer's clipboard writes are recorded instead of reaching the system clipboard, which headless Chromium guards.
+    await session.page.locator('#name').evaluate((input: HTMLInputElement) => input.setSelectionRange(4, 12));
+    await viewer.evaluate(() => {
+      navigator.clipboard.writeText = async (text: string) => void (document.body.dataset.clipboard = text);
+    });
+    await viewer.locator('#screen').focus();
+    await viewer.evaluate(() => document.dispatchEvent(new ClipboardEvent('copy', { clipboardData: new DataTransfer() })));
+    await expect.poll(() => viewer.evaluate(() => document.body.dataset.clipboard), { timeout: 15_000 }).toBe('Lovelace');
     expect(await viewer.evaluate(() => document.body.dataset.control)).toBe('person');
     await viewer.locator('#done').click();
     await expect.poll(() => viewer.evaluate(() => document.body.dataset.control)).toBe('none');
