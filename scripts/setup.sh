@@ -49,8 +49,10 @@ ffmpeg_target=$(node -e '
   const { revision } = browsers.find((b) => b.name === "ffmpeg");
   const root = process.env.PLAYWRIGHT_BROWSERS_PATH || join(homedir(), ".cache", "ms-playwright");
   console.log(join(root, `ffmpeg-${revision}`, "ffmpeg-linux"));
-')
-if [ -x "$ffmpeg_target" ]; then
+' 2>/dev/null || true)
+if [ -z "$ffmpeg_target" ]; then
+  echo "Could not tell where Playwright looks for ffmpeg; session video stays off."
+elif [ -x "$ffmpeg_target" ]; then
   echo "Using $ffmpeg_target"
 elif [ "$(uname -s)" != Linux ]; then
   echo "Not linking a system ffmpeg here; run 'npx playwright-core install ffmpeg' for session video."
@@ -62,9 +64,11 @@ else
       true
   fi
   if command -v ffmpeg >/dev/null 2>&1; then
-    mkdir -p "$(dirname "$ffmpeg_target")"
-    ln -sf "$(command -v ffmpeg)" "$ffmpeg_target"
-    echo "Linked $(command -v ffmpeg) as $ffmpeg_target"
+    if mkdir -p "$(dirname "$ffmpeg_target")" && ln -sf "$(command -v ffmpeg)" "$ffmpeg_target"; then
+      echo "Linked $(command -v ffmpeg) as $ffmpeg_target"
+    else
+      echo "Could not link ffmpeg as $ffmpeg_target; session video stays off."
+    fi
   else
     echo "No ffmpeg: session video is refused with recording_unavailable (install ffmpeg and run this again to enable it)."
   fi
