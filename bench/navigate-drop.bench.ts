@@ -10,20 +10,12 @@ import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { serveHttp } from '../src/http/server.js';
 import { startSiteServer, type SiteServer } from '../test/fixtures/site-server.js';
+import { api } from '../test/http-fixture.js';
 import { median, printTable } from './table.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 
 type Drop = (base: string, id: string, url: string, until: () => Promise<void>) => Promise<void>;
-
-async function json(base: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return res.json();
-}
 
 /** Resolves once the site has seen a request for `path`. */
 async function requested(site: SiteServer, path: string): Promise<void> {
@@ -88,15 +80,15 @@ export async function run(): Promise<void> {
       const times: number[] = [];
       let samePage = 0;
       for (let i = 0; i < RUNS; i++) {
-        const id = (await json(http.url, 'POST', '/v1/sessions/start', {})).data.id as string;
-        await json(http.url, 'POST', `/v1/sessions/${id}/navigate`, { url: site.url('/index.html') });
+        const id = (await api(http.url, 'POST', '/v1/sessions/start', { body: {} })).json.data.id as string;
+        await api(http.url, 'POST', `/v1/sessions/${id}/navigate`, { body: { url: site.url('/index.html') } });
         const path = `/slow?ms=60000&drop=${serial++}`;
         await drop(http.url, id, site.url(path), () => requested(site, path));
         const dropped = performance.now();
-        const next = await json(http.url, 'POST', `/v1/sessions/${id}/extract`, {});
+        const next = (await api(http.url, 'POST', `/v1/sessions/${id}/extract`, { body: {} })).json;
         times.push(performance.now() - dropped);
         if (String(next.data?.result?.pageText ?? '').includes('Test site')) samePage++;
-        await json(http.url, 'POST', `/v1/sessions/${id}/end`);
+        await api(http.url, 'POST', `/v1/sessions/${id}/end`);
       }
       rows.push([door, RUNS, `${samePage}/${RUNS}`, median(times), Math.min(...times), Math.max(...times)]);
     }
