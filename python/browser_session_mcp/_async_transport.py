@@ -9,15 +9,13 @@ the same headers, raise the same errors and retry the same refusals.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import ssl
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Mapping, Optional, Tuple, TypeVar
 
 from ._transport import (
     DEFAULT_RETRIES,
-    TERMINAL_EVENTS,
     Endpoint,
-    json_or_text,
+    StreamDecoder,
     log_retry,
     parse_answer,
     retry_delay,
@@ -26,7 +24,6 @@ from ._transport import (
 )
 from ._operations import OPENAPI_PATH, Operation, data_of, find
 from .errors import ServiceError, error_for
-from .sse import SseParser
 from .types import StreamEvent
 
 T = TypeVar("T")
@@ -253,10 +250,9 @@ class AsyncEventStream:
         return self._events()
 
     async def _events(self) -> AsyncIterator[StreamEvent]:
-        parser = SseParser()
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        decoder = StreamDecoder()
         try:
-            while not self._closed:
+            while not self._closed and not decoder.finished:
                 try:
                     chunk = await self._conn.read_chunk()
                 except ServiceError:
@@ -265,11 +261,8 @@ class AsyncEventStream:
                     raise
                 if not chunk:
                     raise stream_cut_short(self._what)
-                for message in parser.feed(decoder.decode(chunk)):
-                    event = StreamEvent(event=message.event, data=json_or_text(message.data))
+                for event in decoder.feed(chunk):
                     yield event
-                    if event.event in TERMINAL_EVENTS:
-                        return
         finally:
             self._close_now()
 

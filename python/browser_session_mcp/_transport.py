@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, TypeVar
 from urllib.parse import urlsplit
 
 from ._operations import OPENAPI_PATH, Operation, data_of, find, operations_of
@@ -220,10 +220,9 @@ class EventStream:
         self._closed = False
 
     def __iter__(self) -> Iterator[StreamEvent]:
-        parser = SseParser()
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        decoder = StreamDecoder()
         try:
-            while not self._closed:
+            while not self._closed and not decoder.finished:
                 try:
                     chunk = self._response.read1(65536)
                 except (OSError, http.client.HTTPException) as err:
@@ -232,11 +231,7 @@ class EventStream:
                     raise transport_error(err, f"reading the event stream of {self._what}") from err
                 if not chunk:
                     raise stream_cut_short(self._what)
-                for message in parser.feed(decoder.decode(chunk)):
-                    event = StreamEvent(event=message.event, data=json_or_text(message.data))
-                    yield event
-                    if event.event in TERMINAL_EVENTS:
-                        return
+                yield from decoder.feed(chunk)
         finally:
             self.close()
 
@@ -251,6 +246,27 @@ class EventStream:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class StreamDecoder:
+    """The bytes of an event stream in, its events out, up to and including the first finished or error event; the
+    sync and async streams feed it the chunks they read."""
+
+    def __init__(self) -> None:
+        self._parser = SseParser()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        #: True once the finished or error event was given out: nothing after it is read.
+        self.finished = False
+
+    def feed(self, chunk: bytes) -> List[StreamEvent]:
+        events: List[StreamEvent] = []
+        for message in self._parser.feed(self._decoder.decode(chunk)):
+            if self.finished:
+                break
+            event = StreamEvent(event=message.event, data=json_or_text(message.data))
+            events.append(event)
+            self.finished = event.event in TERMINAL_EVENTS
+        return events
 
 
 def stream_cut_short(what: str) -> ServiceError:
