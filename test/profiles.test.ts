@@ -1,10 +1,11 @@
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { MAX_STORAGE_STATE_BYTES, ProfileStore, type StorageState } from '../src/core/state/index.js';
+import { capturingLogger } from './fixtures/capturing-logger.js';
 import { loginActions, loginSecrets } from './fixtures/login.js';
 import { rejection } from './fixtures/rejection.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
@@ -15,6 +16,7 @@ describe('storage state and profiles through the library', () => {
   let site: SiteServer;
   let dir: string;
   let lib: BrowserSessions;
+  let logLines: string[];
 
   const signIn = async (session: BrowserSession) => {
     await session.page.goto(site.url('/auth/login.html'));
@@ -31,8 +33,10 @@ describe('storage state and profiles through the library', () => {
   beforeAll(async () => {
     site = await startSiteServer();
     dir = await mkdtemp(join(tmpdir(), 'profiles-'));
+    const captured = capturingLogger();
+    logLines = captured.lines;
     lib = new BrowserSessions({
-      logger: silentLogger(),
+      logger: captured.logger,
       sessionIdleTimeoutMs: 120_000,
       profiles: { dir: join(dir, 'profiles'), secret: SECRET, keyFile: join(dir, 'unused.key') },
     });
@@ -64,6 +68,9 @@ describe('storage state and profiles through the library', () => {
     for (const secret of [cookie, note, 'work', 'library', 'ledger_session', 'ledger-note'])
       expect(bytes.includes(Buffer.from(secret)), `${secret} in the file`).toBe(false);
     expect(file).not.toContain('work');
+    // Every log line of this flow, at trace level, is free of the cookie value and the stored note.
+    expect(logLines.length).toBeGreaterThan(0);
+    for (const secret of [cookie, note]) expect(logLines.join('\n')).not.toContain(secret);
   });
 
   it("starts from a storage state the caller passes, and answers the session state in Playwright's shape", async () => {
@@ -246,5 +253,25 @@ describe('storage state and profiles through the library', () => {
     const writer = state.cookies[0]!.value;
     expect(state.cookies.map((cookie) => cookie.value)).toEqual(Array(30).fill(writer));
     expect(state.origins[0]!.localStorage[0]!.value).toBe(writer.repeat(2000));
+  });
+
+  it('generates its key file with 0600 permissions when no secret is given, and refuses one other users can read', async () => {
+    const keyFile = join(dir, 'keys', 'profiles.key');
+    const captured = capturingLogger();
+    const options = { dir: join(dir, 'generated'), keyFile, logger: captured.logger };
+    const state: StorageState = { cookies: [], origins: [{ origin: 'https://example.com', localStorage: [{ name: 'a', value: 'b' }] }] };
+    await new ProfileStore(options).save('owner', 'kept', state);
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    // A second store reads the same generated key: the profile written by the first opens.
+    expect((await new ProfileStore(options).load('owner', 'kept')).state).toEqual(state);
+
+    // The caller learns the store cannot be opened; the operator's log says why and what to run.
+    await chmod(keyFile, 0o644);
+    const refused = await rejection(new ProfileStore(options).load('owner', 'kept'));
+    expect(refused).toMatchObject({ code: 'profiles_not_configured' });
+    expect(refused.message).not.toContain(keyFile);
+    expect(captured.lines.join('\n')).toContain(
+      `The profile key file ${keyFile} can be read by other users (mode 644); run chmod 600 on it.`,
+    );
   });
 });

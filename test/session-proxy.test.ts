@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions } from '../src/client/index.js';
 import { closedPort } from './fixtures/browser-hosts.js';
+import { capturingLogger } from './fixtures/capturing-logger.js';
 import { startOptionsSite, type OptionsSite } from './fixtures/options-site.js';
 import { rejection } from './fixtures/rejection.js';
 
@@ -76,12 +77,6 @@ async function startForwardProxy(credentials?: { username: string; password: str
         server.close(() => resolve());
       }),
   };
-}
-
-/** A logger whose every line is kept, to check what reaches the logs. */
-function capturingLogger(): { logger: pino.Logger; lines: string[] } {
-  const lines: string[] = [];
-  return { logger: pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) }), lines };
 }
 
 const PASSWORD = 'pw-Zq81-never-shown';
