@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens } from './tokens.js';
 import { ServiceError } from './errors.js';
 import { stateKey, type Session } from './sessions.js';
 

@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens } from '../tokens.js';
 import type { LastRead } from '../snapshot/last-read.js';
 
 /** Default budget for what an action changed on the page, o200k tokens. */
