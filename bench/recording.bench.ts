@@ -12,7 +12,7 @@ import { startSiteServer, type SiteServer } from '../test/fixtures/site-server.j
 import { median, printTable } from './table.js';
 
 const OWNER = 'bench';
-const ROUNDS = 5;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 
 interface Timings {
   navigate: number[];
