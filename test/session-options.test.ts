@@ -152,7 +152,7 @@ describe('session options', () => {
     await session.end();
   });
 
-  it('a tab the session opens and a popup kept as a tab block images like the first page', async () => {
+  it('a tab the session opens blocks images from its first navigation, a popup kept as a tab from the session seeing it on', async () => {
     const tabs = new BrowserSessions({ logger: silentLogger(), popups: 'tab' });
     try {
       const session = await tabs.startSession({ blockResources: ['image'] });
@@ -161,6 +161,7 @@ describe('session options', () => {
       await expect.poll(() => session.info().blockedRequests).toBe(5);
       expect(site.count('/img/')).toBe(start);
 
+      // The popup's first document may load its images before the session sees the popup (docs/sessions.md).
       await session.page.goto(site.url('/opener'));
       await expect.poll(() => session.info().tabs.length).toBe(3);
       const popup = session.info().tabs.at(-1)!;
