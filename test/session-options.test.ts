@@ -139,6 +139,54 @@ describe('session options', () => {
     await session.end();
   });
 
+  it("a cross-site frame's images are blocked and counted too, and its text still reads", async () => {
+    const start = site.count('/img/f');
+    const session = await lib.startSession({ blockResources: ['image'] });
+    await session.page.goto(site.url('/framed'));
+    await expect
+      .poll(async () => ((await session.page.extract({ iframes: true })) as { pageText: string }).pageText)
+      .toContain('Inner gallery text');
+    await expect.poll(() => session.info().blockedRequests).toBe(3);
+    expect(site.count('/img/f')).toBe(start);
+    expect(site.count('/frame-gallery')).toBeGreaterThan(0);
+    await session.end();
+  });
+
+  it('a tab the session opens blocks images from its first navigation, a popup kept as a tab from the session seeing it on', async () => {
+    const tabs = new BrowserSessions({ logger: silentLogger(), popups: 'tab' });
+    try {
+      const session = await tabs.startSession({ blockResources: ['image'] });
+      const start = site.count('/img/');
+      await session.page.act({ method: 'newTab', arguments: { url: site.url('/images') } });
+      await expect.poll(() => session.info().blockedRequests).toBe(5);
+      expect(site.count('/img/')).toBe(start);
+
+      // The popup's first document may load its images before the session sees the popup (docs/sessions.md).
+      await session.page.goto(site.url('/opener'));
+      await expect.poll(() => session.info().tabs.length).toBe(3);
+      const popup = session.info().tabs.at(-1)!;
+      await session.page.act({ method: 'selectTab', arguments: { tabId: popup.tabId } });
+      const before = session.info().blockedRequests!;
+      const images = site.count('/img/');
+      await session.page.goto(site.url('/images?again'));
+      await expect.poll(() => session.info().blockedRequests).toBe(before + 5);
+      expect(site.count('/img/')).toBe(images);
+      await session.end();
+    } finally {
+      await tabs.close();
+    }
+  });
+
+  it('a session blocking resource types keeps the browser cache for the requests it lets through', async () => {
+    const session = await lib.startSession({ blockResources: ['image'] });
+    const styles = site.count('/cached.css');
+    await session.page.goto(site.url('/cached'));
+    await session.page.goto(site.url('/cached?again'));
+    expect(site.count('/cached.css') - styles).toBe(1);
+    expect(session.info().blockedRequests).toBe(2);
+    await session.end();
+  });
+
   it('javaScriptEnabled false: the page scripts do not run and the page text still reads', async () => {
     const session = await lib.startSession({ javaScriptEnabled: false });
     await session.page.goto(site.url('/probe'));

@@ -206,5 +206,21 @@ describe('a session upstream proxy', () => {
       expect(JSON.stringify(session.info())).not.toContain(PASSWORD);
       await session.end();
     });
+
+    it('blocked resource types and URL globs beside the proxy credentials: the page loads through the upstream, blocked requests never reach it', async () => {
+      const session = await lib.startSession({
+        proxy: { server: locked.url, username: 'alice', password: PASSWORD },
+        blockResources: ['image'],
+        blockUrls: ['**/style.css'],
+      });
+      const seenBefore = locked.seen.length;
+      await session.page.goto(site.url('/images'));
+      expect((await session.page.extract()).pageText).toContain('The end of the gallery.');
+      await expect.poll(() => session.info().blockedRequests).toBe(6);
+      const targets = locked.seen.slice(seenBefore).map((seen) => seen.target);
+      expect(targets).toContain(site.url('/images'));
+      expect(targets.filter((target) => target.includes('/img/') || target.includes('/style.css'))).toEqual([]);
+      await session.end();
+    });
   });
 });

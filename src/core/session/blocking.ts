@@ -1,6 +1,8 @@
-import type { BrowserContext, Route } from 'playwright-core';
+import type { BrowserContext, Page, Route } from 'playwright-core';
+import type { Logger } from 'pino';
 import type { EventLog, PageEvent } from './events.js';
 import type { SessionOptions } from './options.js';
+import { TypeInterception, type BlockedType } from './interception.js';
 
 const MAX_URLS_NAMED = 3;
 
@@ -8,6 +10,11 @@ const MAX_URLS_NAMED = 3;
  * blockResources and blockUrls of a session: matching requests of every page of the context are aborted before they
  * leave the browser, counted, and reported as one `blocked` page event per run of blocked requests (its count grows
  * until an operation has reported it).
+ *
+ * Resource types are blocked by Chromium itself (TypeInterception: CDP Fetch with resource-type patterns on each page
+ * and out-of-process frame), so only requests of those types pause; a Playwright route on every URL would pause each
+ * request of the session, the page's scripts and stylesheets included, for a round trip through this process.
+ * blockUrls globs stay Playwright routes (their matching is Playwright's glob syntax).
  */
 export class RequestBlocker {
   /** Requests blocked since the session started. */
@@ -15,31 +22,79 @@ export class RequestBlocker {
   private event: PageEvent | undefined;
   private reasons = new Map<string, number>();
   private urls: string[] = [];
+  private readonly pages = new WeakMap<Page, Promise<void>>();
+  private types: readonly BlockedType[] = [];
+  private routed = false;
 
-  private constructor(private readonly log: EventLog) {}
+  private constructor(
+    private readonly context: BrowserContext,
+    private readonly log: EventLog,
+    private readonly logger: Logger,
+  ) {}
 
-  /** Installs the routes on `context`; undefined when the options block nothing. */
-  static async install(context: BrowserContext, options: SessionOptions, log: EventLog): Promise<RequestBlocker | undefined> {
-    const types = new Set<string>(options.blockResources ?? []);
+  /** Starts blocking on every page of `context`, present and future; undefined when the options block nothing. */
+  static async install(
+    context: BrowserContext,
+    options: SessionOptions,
+    log: EventLog,
+    logger: Logger,
+  ): Promise<RequestBlocker | undefined> {
+    const types = options.blockResources ?? [];
     const globs = options.blockUrls ?? [];
-    if (!types.size && !globs.length) return undefined;
-    const blocker = new RequestBlocker(log);
-    // Playwright runs the route registered last first; an unmatched request falls back to the next one.
+    if (!types.length && !globs.length) return undefined;
+    const blocker = new RequestBlocker(context, log, logger);
     for (const glob of globs) await context.route(glob, (route) => blocker.block(route, 'blockUrls'));
-    if (types.size)
-      await context.route('**/*', (route) =>
-        types.has(route.request().resourceType()) ? blocker.block(route, route.request().resourceType()) : route.fallback(),
-      );
+    if (types.length) {
+      blocker.types = types;
+      context.on('page', (page) => void blocker.ready(page));
+      for (const page of context.pages()) await blocker.ready(page);
+    }
     return blocker;
   }
 
+  /**
+   * Resolves once `page`'s requests of the blocked types are intercepted. Pages the session opens itself await it
+   * before their first navigation; a popup is set up as soon as the context reports it.
+   */
+  ready(page: Page): Promise<void> {
+    let ready = this.pages.get(page);
+    if (!ready && this.types.length) {
+      ready = this.intercept(page);
+      this.pages.set(page, ready);
+    }
+    return ready ?? Promise.resolve();
+  }
+
+  private async intercept(page: Page): Promise<void> {
+    try {
+      await TypeInterception.start(page, this.types, (type, url) => this.count(type, url));
+    } catch (err) {
+      if (page.isClosed() || /closed|detached|crash/i.test(String(err))) return;
+      // A browser whose CDP lacks what TypeInterception needs still blocks, the slower way.
+      this.logger.warn({ err }, 'blocking resource types by CDP failed; using a route for the session instead');
+      await this.routeTypes().catch((routeErr: unknown) =>
+        this.logger.warn({ err: routeErr }, 'routing the blocked resource types failed'),
+      );
+    }
+  }
+
+  private async routeTypes(): Promise<void> {
+    if (this.routed) return;
+    this.routed = true;
+    const types = new Set<string>(this.types);
+    await this.context.route('**/*', (route) => {
+      const type = route.request().resourceType();
+      return types.has(type) ? this.block(route, type) : route.fallback();
+    });
+  }
+
   private async block(route: Route, reason: string): Promise<void> {
-    this.total++;
-    this.record(reason, route.request().url());
+    this.count(reason, route.request().url());
     await route.abort('blockedbyclient').catch(() => undefined);
   }
 
-  private record(reason: string, url: string): void {
+  private count(reason: string, url: string): void {
+    this.total++;
     const last = this.event;
     const log = this.log;
     const growing = last !== undefined && last.seq === log.lastSeq && last.seq > log.reportedUpTo;

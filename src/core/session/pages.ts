@@ -22,6 +22,8 @@ export interface SessionPagesOptions {
   watchers: readonly PageWatcher[];
   /** Whether the session has ended: an ended session's page is not replaced. */
   isClosed: () => boolean;
+  /** Awaited for a page the session opens itself, before its first navigation (the blocked request types). */
+  prepare: (page: Page) => Promise<void>;
 }
 
 /** One tab of a session: its id (stable while it is open) and page. */
@@ -91,6 +93,7 @@ export class SessionPages {
       this.opening = false;
     }
     this.active = this.addTab(page);
+    await this.options.prepare(page);
     return this.tabIdOf(this.active);
   }
 
@@ -226,6 +229,7 @@ export class SessionPages {
       this.opening = false;
     }
     this.active = this.addTab(page, tabId);
+    await this.options.prepare(page);
     await withTimeout(old.close({ runBeforeUnload: false }), CLOSE_TIMEOUT_MS, () => new Error('page close timed out')).catch(
       () => undefined,
     );

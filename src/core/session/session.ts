@@ -89,7 +89,7 @@ export class Session {
 
   /** The session_start options in force (shown redacted in SessionInfo). */
   readonly startOptions: SessionOptions;
-  /** Its blockResources / blockUrls routes, when it has any. */
+  /** What blocks its blockResources / blockUrls requests, when it has any. */
   blocker: RequestBlocker | undefined;
 
   constructor(options: SessionInit) {
@@ -105,6 +105,7 @@ export class Session {
         logger: this.logger,
         watchers: options.watchers,
         isClosed: () => this.closedReason !== undefined,
+        prepare: (page) => this.blocker?.ready(page) ?? Promise.resolve(),
       },
       options.page,
     );
