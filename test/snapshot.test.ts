@@ -148,13 +148,32 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     expect(signIn).toMatchObject({ role: 'link', name: 'Sign in', href: site.url('/pages/form.html#login'), frameId: '0' });
   });
 
+  it("keeps the main frame's ref table out of the page's reach: clicks by ref work and the page's world has no trace of it", async () => {
+    const snapshot = await snap('/pages/form.html');
+    const symbolsBefore = await on((session) => session.page.evaluate(() => Object.getOwnPropertySymbols(window).length));
+    await on(async (session) => (await resolveRef(session, refOf(snapshot, 'textbox: Full name'))).fill('Grace', { timeout: 5_000 }));
+    expect(await on((session) => session.page.locator('#status').textContent())).toBe('typed Grace');
+    const seen = await on((session) =>
+      session.page.evaluate(() => ({
+        symbols: Object.getOwnPropertySymbols(window).length,
+        table: (window as unknown as Record<symbol, unknown>)[Symbol.for('bsm.refs')] !== undefined,
+      })),
+    );
+    expect(seen).toEqual({ symbols: symbolsBefore, table: false });
+  });
+
   it('gives every visible interactive element a ref', async () => {
     for (const page of ['form', 'article', 'table', 'shadow', 'long-list']) {
       const snapshot = await snap(`/pages/${page}.html`);
-      for (const ref of snapshot.refs.keys()) await on((session) => resolveRef(session, ref));
+      // Each ref's locator marks the element it finds (the ref table itself is out of the page's reach).
+      await on((session) => session.page.evaluate(() => ((window as unknown as { marked: Set<Element> }).marked = new Set())));
+      for (const ref of snapshot.refs.keys())
+        await on(async (session) =>
+          (await resolveRef(session, ref)).evaluate((el) => (window as unknown as { marked: Set<Element> }).marked.add(el)),
+        );
       const missing = await on((session) =>
         session.page.evaluate(`(() => {
-          const marked = new Set([...(window[Symbol.for('bsm.refs')]?.values() ?? [])].map((r) => r.deref()));
+          const marked = window.marked;
           const all = [...document.querySelectorAll('a[href], button, input, select, textarea')];
           for (const host of document.querySelectorAll('*')) if (host.shadowRoot) all.push(...host.shadowRoot.querySelectorAll('a[href], button, input, select, textarea'));
           return all.filter((el) => el.checkVisibility() && !marked.has(el)).map((el) => el.outerHTML);

@@ -13,6 +13,7 @@ export const MAIN_REF_FRAME = stateKey('snapshot.mainRefFrame', () => '0');
 /** Each frame's ref numbering, by frame id. */
 const NUMBERS = stateKey('snapshot.refNumbers', () => new Map<string, RefNumbers>());
 const ENGINE = 'bsm-ref';
+const ISOLATED_ENGINE = 'bsm-iref';
 const PAGE_REFS_KEY = 'bsm.refs';
 
 /** The frame's ref numbering, kept on the session while its document stays; a new document gets a fresh one. */
@@ -30,9 +31,12 @@ export interface RefTarget extends ElementRef {
 }
 
 /**
- * Finds elements that resolveRef registered in the page's ref table. It reaches into closed shadow roots,
+ * Finds elements that resolveRef registered in a ref table of the frame. It reaches into closed shadow roots,
  * which Playwright's CSS and XPath engines cannot, because the table holds the elements themselves.
  * A string, not a function: bundlers' helper calls in a function body would not exist in the page.
+ * Registered twice: in Playwright's isolated utility world (the main frame's refs: the page cannot see or change the
+ * table, and an action needs no script of Playwright's in the page's own world, which costs tens of ms to set up on
+ * every new document), and in the page's world (refs inside iframes, whose utility world is not looked up).
  */
 const REF_ENGINE = `({
   find(ref) {
@@ -42,12 +46,16 @@ const REF_ENGINE = `({
   query(_root, ref) { return this.find(ref); },
   queryAll(_root, ref) { const element = this.find(ref); return element ? [element] : []; },
 })`;
+/** Playwright names its utility world `__playwright_utility_world_<page guid>` (crPage); looked up by this prefix. */
+const UTILITY_WORLD_PREFIX = '__playwright_utility_world_';
 
 let registered: Promise<void> | undefined;
 function registerEngine(): Promise<void> {
-  registered ??= selectors.register(ENGINE, { content: REF_ENGINE }).catch((err: unknown) => {
-    if (!String(err).includes('already registered')) throw err;
-  });
+  const register = (name: string, contentScript: boolean) =>
+    selectors.register(name, { content: REF_ENGINE }, { contentScript }).catch((err: unknown) => {
+      if (!String(err).includes('already registered')) throw err;
+    });
+  registered ??= Promise.all([register(ENGINE, false), register(ISOLATED_ENGINE, true)]).then(() => undefined);
   return registered;
 }
 
@@ -73,38 +81,65 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
   const frame = liveFrame(session, target, cleaned);
   const { cdp, detach } = await cdpFor(session, frame);
   try {
-    let objectId: string | undefined;
-    try {
-      ({
-        object: { objectId },
-      } = await cdp.send<{ object: { objectId?: string } }>('DOM.resolveNode', { backendNodeId: target.backendNodeId }));
-    } catch (err) {
-      if (err instanceof ServiceError) throw err;
-    }
-    if (!objectId) {
-      throw new ServiceError(
-        'ref_not_found',
-        `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page (it changed since the ref was read); read the page again to get fresh refs.`,
-      );
-    }
-    const registered = await cdp.send<{ result: { value?: unknown } }>('Runtime.callFunctionOn', {
-      objectId,
-      functionDeclaration: `function (key, ref) { if (!this.isConnected) return false; const slot = Symbol.for(key); (window[slot] ??= new Map()).set(ref, new WeakRef(this)); return true; }`,
-      arguments: [{ value: PAGE_REFS_KEY }, { value: cleaned }],
-      returnByValue: true,
-    });
-    if (registered.result.value !== true) {
-      await cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
-      throw new ServiceError(
-        'ref_not_found',
-        `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page (it changed since the ref was read); read the page again to get fresh refs.`,
-      );
-    }
-    await cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
+    const isolated = frame === session.page.mainFrame() ? await utilityWorld(cdp) : undefined;
+    await registerRef(cdp, target, cleaned, isolated);
+    return frame.locator(`${isolated === undefined ? ENGINE : ISOLATED_ENGINE}=${cleaned}`);
   } finally {
     await detach?.();
   }
-  return frame.locator(`${ENGINE}=${cleaned}`);
+}
+
+/** Puts the ref's DOM node in the ref table of the given world (the node's own frame's page world when none). */
+async function registerRef(cdp: Cdp, target: RefTarget, ref: string, executionContextId: number | undefined): Promise<void> {
+  const gone = () =>
+    new ServiceError(
+      'ref_not_found',
+      `Element [${ref}] (${target.role} "${target.name}") is no longer on the page (it changed since the ref was read); read the page again to get fresh refs.`,
+    );
+  let objectId: string | undefined;
+  try {
+    ({
+      object: { objectId },
+    } = await cdp.send<{ object: { objectId?: string } }>('DOM.resolveNode', {
+      backendNodeId: target.backendNodeId,
+      ...(executionContextId === undefined ? {} : { executionContextId }),
+    }));
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+  }
+  if (!objectId) throw gone();
+  const registered = await cdp.send<{ result: { value?: unknown } }>('Runtime.callFunctionOn', {
+    objectId,
+    functionDeclaration: `function (key, ref) { if (!this.isConnected) return false; const slot = Symbol.for(key); (window[slot] ??= new Map()).set(ref, new WeakRef(this)); return true; }`,
+    arguments: [{ value: PAGE_REFS_KEY }, { value: ref }],
+    returnByValue: true,
+  });
+  // Nothing waits on the release: the session runs it before any later command all the same.
+  cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
+  if (registered.result.value !== true) throw gone();
+}
+
+/**
+ * The execution context id of Playwright's utility world in the page's main frame, from the contexts the page session
+ * lists when Runtime is enabled on it (enabled only for this look-up; Playwright's own session keeps it enabled, so the
+ * page sees nothing new); undefined when there is none, and the ref goes to the page's world as before.
+ */
+async function utilityWorld(cdp: Cdp): Promise<number | undefined> {
+  const contexts: Array<{ id: number; name: string; auxData?: { frameId?: string } }> = [];
+  const created = (event: { context: (typeof contexts)[number] }) => contexts.push(event.context);
+  cdp.session.on('Runtime.executionContextCreated', created);
+  try {
+    const [tree] = await Promise.all([cdp.send<{ frameTree: { frame: { id: string } } }>('Page.getFrameTree'), cdp.send('Runtime.enable')]);
+    const frameId = tree.frameTree.frame.id;
+    const found = contexts.filter((context) => context.name.startsWith(UTILITY_WORLD_PREFIX) && context.auxData?.frameId === frameId);
+    return found.at(-1)?.id;
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+    return undefined;
+  } finally {
+    cdp.session.off('Runtime.executionContextCreated', created);
+    cdp.send('Runtime.disable').catch(() => undefined);
+  }
 }
 
 /** A ref of the latest read, written as printed or with the main frame's id added or left out ("12" and "0-12"). */
