@@ -127,8 +127,8 @@ export async function settleAfterAction(
       return result(longest(held));
     }
     if (Date.now() >= deadline) return result('timeout', waiting);
-    // Pending work is looked at again every POLL_MS; a quiet window is slept out whole (the probe after it sees any change in it).
-    await sleep(Math.max(1, Math.min(delay, pending ? POLL_MS : delay, deadline - Date.now())), options.signal);
+    // delay is POLL_MS while work is pending; a quiet window is slept out whole (the probe after it sees any change in it).
+    await sleep(Math.max(1, Math.min(delay, deadline - Date.now())), options.signal);
   }
 }
 
