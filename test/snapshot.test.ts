@@ -1,10 +1,13 @@
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isServiceError } from '../src/core/errors.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import type { Session } from '../src/core/sessions.js';
 import { resolveRef, takeSnapshot, type PageSnapshot, type SnapshotOptions } from '../src/core/snapshot/index.js';
+import { ROOT } from './fixtures/mcp-stdio.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 
 const GOLDEN_DIR = new URL('./golden/', import.meta.url);
@@ -161,6 +164,19 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     );
     expect(seen).toEqual({ symbols: symbolsBefore, table: false });
   });
+
+  it("resolves refs on a page whose Playwright utility-world script was made before the process's first ref", async () => {
+    // A fresh process: the ref engines are registered once per process, before its first browser context.
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'test/fixtures/first-ref-in-process.ts', site.url('/pages/form.html')],
+      { cwd: ROOT, timeout: 90_000 },
+    );
+    const outcome = JSON.parse(stdout.trim().split('\n').at(-1)!) as { textboxes: number; typed: number; failures: string[] };
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.textboxes).toBeGreaterThanOrEqual(3);
+    expect(outcome.typed).toBe(outcome.textboxes);
+  }, 120_000);
 
   it('gives every visible interactive element a ref', async () => {
     for (const page of ['form', 'article', 'table', 'shadow', 'long-list']) {

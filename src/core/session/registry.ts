@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ContextProxyOptions, Egress } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { PlacedContext } from '../hosts/host.js';
+import { registerRefEngines } from '../snapshot/ref-engine.js';
 import type { BrowserPool } from '../hosts/pool.js';
 import type { StorageState } from '../state/schema.js';
 import { RequestBlocker } from './blocking.js';
@@ -156,7 +157,9 @@ export class SessionRegistry {
   }
 
   /** The one place a session's context is created; the pool picks the host. */
-  private newContext(options: SessionOptions, proxy: ContextProxyOptions | undefined, init: SessionInit): Promise<PlacedContext> {
+  private async newContext(options: SessionOptions, proxy: ContextProxyOptions | undefined, init: SessionInit): Promise<PlacedContext> {
+    // Before any page exists: every injected script Playwright makes in the context then knows the ref engines.
+    await registerRefEngines();
     return this.pool.newContext({ acceptDownloads: false, ...contextOptionsFor(options), ...proxy, ...stateOption(init) });
   }
 

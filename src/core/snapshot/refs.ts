@@ -1,9 +1,10 @@
-import { selectors, type Frame, type Locator } from 'playwright-core';
+import type { Frame, Locator } from 'playwright-core';
 import { ServiceError } from '../errors.js';
 import { stateKey, type Session } from '../sessions.js';
 import { DEFAULT_CALL_TIMEOUT_MS, frameSession, pageSession, type Cdp } from './cdp.js';
 import type { AXTree } from './ax.js';
 import type { ElementRef } from './types.js';
+import { ENGINE, ISOLATED_ENGINE, PAGE_REFS_KEY, registerRefEngines } from './ref-engine.js';
 import { RefNumbers } from './render.js';
 
 /** The refs of the session's latest page text; replaced by every read. */
@@ -12,9 +13,6 @@ export const REFS = stateKey('snapshot.refs', () => new Map<string, RefTarget>()
 export const MAIN_REF_FRAME = stateKey('snapshot.mainRefFrame', () => '0');
 /** Each frame's ref numbering, by frame id. */
 const NUMBERS = stateKey('snapshot.refNumbers', () => new Map<string, RefNumbers>());
-const ENGINE = 'bsm-ref';
-const ISOLATED_ENGINE = 'bsm-iref';
-const PAGE_REFS_KEY = 'bsm.refs';
 
 /** The frame's ref numbering, kept on the session while its document stays; a new document gets a fresh one. */
 export function refNumbers(session: Session, frameId: string, tree: AXTree): RefNumbers {
@@ -30,34 +28,8 @@ export interface RefTarget extends ElementRef {
   backendNodeId: number;
 }
 
-/**
- * Finds elements that resolveRef registered in a ref table of the frame. It reaches into closed shadow roots,
- * which Playwright's CSS and XPath engines cannot, because the table holds the elements themselves.
- * A string, not a function: bundlers' helper calls in a function body would not exist in the page.
- * Registered twice: in Playwright's isolated utility world (the main frame's refs: the page cannot see or change the
- * table, and an action needs no script of Playwright's in the page's own world, which costs tens of ms to set up on
- * every new document), and in the page's world (refs inside iframes, whose utility world is not looked up).
- */
-const REF_ENGINE = `({
-  find(ref) {
-    const element = window[Symbol.for(${JSON.stringify(PAGE_REFS_KEY)})]?.get(ref)?.deref();
-    return element && element.isConnected ? element : null;
-  },
-  query(_root, ref) { return this.find(ref); },
-  queryAll(_root, ref) { const element = this.find(ref); return element ? [element] : []; },
-})`;
 /** Playwright names its utility world `__playwright_utility_world_<page guid>` (crPage); looked up by this prefix. */
 const UTILITY_WORLD_PREFIX = '__playwright_utility_world_';
-
-let registered: Promise<void> | undefined;
-function registerEngine(): Promise<void> {
-  const register = (name: string, contentScript: boolean) =>
-    selectors.register(name, { content: REF_ENGINE }, { contentScript }).catch((err: unknown) => {
-      if (!String(err).includes('already registered')) throw err;
-    });
-  registered ??= Promise.all([register(ENGINE, false), register(ISOLATED_ENGINE, true)]).then(() => undefined);
-  return registered;
-}
 
 /** The element a ref of the latest snapshot stands for, without touching the page; undefined when the ref is unknown. */
 export function refTarget(session: Session, ref: string): ElementRef | undefined {
@@ -69,7 +41,7 @@ export function refTarget(session: Session, ref: string): ElementRef | undefined
 
 /** Turns a ref of the latest snapshot into a Locator: registers the DOM node in the page's ref table via CDP. */
 export async function resolveRefLocator(session: Session, ref: string): Promise<Locator> {
-  await registerEngine();
+  await registerRefEngines();
   const cleaned = ref.trim().replace(/^\[|\]$/g, '');
   const target = findTarget(session, cleaned);
   if (!target) {
