@@ -28,10 +28,9 @@ const PAGES = process.env.PAGETEXT_PAGES !== '0';
 /** Reads of big.html by each reader (PAGETEXT_ROUNDS). */
 const ROUNDS = Number(process.env.PAGETEXT_ROUNDS ?? 15);
 
-/** Elements a user can act on, through open shadow roots; closed roots are out of a page script's reach. */
+/** Elements a user can act on without a ref (marked in measure()), through open shadow roots; closed roots are out of a page script's reach. */
 const COUNT_UNREFERENCED = `(() => {
-  const marked = new Set();
-  for (const ref of (window[Symbol.for('bsm.refs')] ?? new Map()).values()) { const el = ref.deref(); if (el) marked.add(el); }
+  const marked = window.__bsmBenchMarked ?? new Set();
   const selector = 'a[href], button, input:not([type=hidden]), select, textarea, summary, [contenteditable=""], [contenteditable=true], [role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=switch], [role=menuitem], [role=option], [role=combobox], [role=textbox], [role=slider]';
   let total = 0, missing = 0;
   const visit = (root) => {
@@ -107,7 +106,17 @@ async function measure(service: BrowserService, sessionId: string, label: string
       const snapshot = await takeSnapshot(session, { domSettleTimeoutMs: 5_000, callTimeoutMs: CALL_TIMEOUT_MS });
       const innerText = await session.page.evaluate<string>('document.body ? document.body.innerText : ""');
       const aria = await session.page.locator('body').ariaSnapshot({ timeout: 20_000 });
-      for (const ref of snapshot.refs.keys()) await resolveRef(session, ref).catch(() => undefined);
+      // Each ref's locator marks the element it finds: the main frame's ref table is in Playwright's utility world, out
+      // of a page script's reach (a ref inside an iframe marks nothing: its frame's window has no set).
+      await session.page.evaluate('window.__bsmBenchMarked = new Set()');
+      for (const ref of snapshot.refs.keys()) {
+        const locator = await resolveRef(session, ref).catch(() => undefined);
+        await locator
+          ?.evaluate((el) => (window as unknown as { __bsmBenchMarked: Set<Element> }).__bsmBenchMarked.add(el), undefined, {
+            timeout: 2_000,
+          })
+          .catch(() => undefined);
+      }
       const counted = await session.page.evaluate<{ total: number; missing: number }>(COUNT_UNREFERENCED);
       const [ours, ariaRead, ai] = readers(session);
       const oursMs = await timed(ours!);
