@@ -11,33 +11,51 @@ npm ci --no-audit --no-fund --loglevel=error
 say "Building (tsc)"
 npm run build --silent
 
+# apt-get install as root or with password-less sudo, after an update when the package lists are stale or missing.
+# Fails (1) where there is no apt-get or no way to be root.
+apt_install() {
+  command -v apt-get >/dev/null 2>&1 || return 1
+  local sudo=()
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null || return 1
+    sudo=(sudo)
+  fi
+  say "${sudo[*]:+sudo }apt-get install -y $*"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1 ||
+    { "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }
+}
+
 say "Looking for a browser"
 install_browser() {
   echo "No Chromium or Chrome found; installing one."
-  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    say "apt-get install -y chromium"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    say "sudo apt-get install -y chromium"
-    sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    say "npx playwright-core install chromium (Playwright's own download)"
+  if ! apt_install chromium chromium-headless-shell; then
+    say "npx playwright-core install chromium (Playwright's own download, with its headless shell)"
     npx --no-install playwright-core install chromium
   fi
 }
-if found=$(node dist/cli.js --check-browser 2>/dev/null); then
-  echo "Using $found"
-else
+if ! node dist/cli.js --check-browser >/dev/null 2>&1; then
   install_browser
-  if found=$(node dist/cli.js --check-browser); then
-    echo "Using $found"
-  else
+  if ! node dist/cli.js --check-browser >/dev/null; then
     echo "Could not install a browser; see the message above." >&2
     exit 1
   fi
 fi
+# Headless sessions run in Chromium's headless shell where there is one: about half the CPU of the full browser.
+found=$(node dist/cli.js --check-browser)
+case "$found" in
+  *headless*shell*) ;;
+  *)
+    if [ -z "${BROWSER_EXECUTABLE_PATH:-}" ] && apt_install chromium-headless-shell; then
+      found=$(node dist/cli.js --check-browser)
+    fi
+    ;;
+esac
+echo "Using $found"
+case "$found" in
+  *headless*shell*) ;;
+  *) echo "(No Chromium headless shell: headless sessions run in the full browser, at about twice the CPU per session.)" ;;
+esac
 
 # Session video (record: {video: true}) needs an ffmpeg where Playwright looks for its own build. Optional: without
 # it, a session asking for video is refused with recording_unavailable and everything else works.
@@ -57,12 +75,7 @@ elif [ -x "$ffmpeg_target" ]; then
 elif [ "$(uname -s)" != Linux ]; then
   echo "Not linking a system ffmpeg here; run 'npx playwright-core install ffmpeg' for session video."
 else
-  if ! command -v ffmpeg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    say "apt-get install -y --no-install-recommends ffmpeg"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg >/dev/null ||
-      { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg >/dev/null; } ||
-      true
-  fi
+  command -v ffmpeg >/dev/null 2>&1 || apt_install --no-install-recommends ffmpeg || true
   if command -v ffmpeg >/dev/null 2>&1; then
     if mkdir -p "$(dirname "$ffmpeg_target")" && ln -sf "$(command -v ffmpeg)" "$ffmpeg_target"; then
       echo "Linked $(command -v ffmpeg) as $ffmpeg_target"

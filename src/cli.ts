@@ -203,7 +203,7 @@ async function main(): Promise<void> {
 
   // Fail at start, not at the first session, when no browser can be had.
   const remote = opts.cdpEndpoint.length + opts.playwrightEndpoint.length > 0;
-  const found = remote ? undefined : findBrowserExecutable(opts.executablePath);
+  const found = remote ? undefined : findBrowserExecutable(opts.executablePath, process.env, !opts.headed);
   if (!remote && !found) {
     process.stderr.write(`browser-session-mcp: ${HOW_TO_GET_A_BROWSER}\n`);
     process.exit(1);

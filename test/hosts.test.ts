@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CHROMIUM_ARGS } from '../src/core/browser.js';
+import { DEFAULT_CHROMIUM_ARGS, findBrowserExecutable } from '../src/core/browser.js';
 import { ServiceError } from '../src/core/errors.js';
 import { missingFlags } from '../src/core/hosts/remote.js';
 import { silentLogger } from '../src/core/logger.js';
@@ -239,6 +241,27 @@ describe('a pool of browser hosts', () => {
     expect(err.message).toContain(`http://127.0.0.1:${ports[1]}`);
     expect(JSON.stringify({ message: err.message, details: err.details })).not.toMatch(/hunter22|zz-secret-token|bob/);
     expect(service.listSessions(OWNER)).toEqual([]);
+  });
+});
+
+describe("reading a host browser's flags", () => {
+  it('names the flags of ours a browser was started without (none when it has them), in the headless shell and in the full Chromium', async () => {
+    const browsers = [findBrowserExecutable(undefined)!.path, '/usr/bin/chromium'].filter((path, i) => i === 0 || existsSync(path));
+    for (const executablePath of new Set(browsers)) {
+      for (const args of [DEFAULT_CHROMIUM_ARGS, ['--no-sandbox']]) {
+        const browser = await chromium.launch({ executablePath, args });
+        try {
+          const missing = await missingFlags(browser, DEFAULT_CHROMIUM_ARGS);
+          const label = `${executablePath} ${args.join(' ')}`;
+          if (args === DEFAULT_CHROMIUM_ARGS) expect(missing, label).toEqual([]);
+          // Flags Playwright does not add itself; a headless shell started without ours cannot tell its command line,
+          // and is said to lack all of them.
+          else expect(missing, label).toEqual(expect.arrayContaining(['--disable-renderer-accessibility', '--enable-automation']));
+        } finally {
+          await browser.close();
+        }
+      }
+    }
   });
 });
 

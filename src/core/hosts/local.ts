@@ -14,7 +14,7 @@ export interface LocalLaunchOptions {
 
 /** Launches the Chromium beside this process, with the flags it needs on a closed network. */
 export async function launchLocal(options: LocalLaunchOptions): Promise<Browser> {
-  const found = findBrowserExecutable(options.executablePath, options.env);
+  const found = findBrowserExecutable(options.executablePath, options.env, options.headless);
   if (!found) throw new ServiceError('browser_unavailable', HOW_TO_GET_A_BROWSER);
   options.logger.info({ executablePath: found.path, source: found.source }, 'launching Chromium');
   try {

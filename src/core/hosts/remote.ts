@@ -61,15 +61,37 @@ export async function connectPlaywright(endpoint: string, launchOptions: RemoteL
  * executablePath unless it runs with --unsafe; Chromium without our flags can stall on a closed network.
  */
 export async function missingFlags(browser: Browser, expected: string[]): Promise<string[]> {
-  // CDP's Browser.getBrowserCommandLine needs --enable-automation, which Playwright no longer passes; chrome://version shows it.
+  const given = await commandLine(browser);
+  if (given === undefined) return expected;
+  // Both sources join the flags with spaces; a flag may hold spaces itself (--host-resolver-rules=MAP *.local ...).
+  const line = ` ${given.trim().replace(/\s+/g, ' ')} `;
+  return expected.filter((flag) => !line.includes(` ${flag} `));
+}
+
+/**
+ * The browser's command line: from CDP, which answers it only to a browser started with --enable-automation (one of
+ * our flags), else from chrome://version (the full browser has that page, the headless shell does not); undefined
+ * when neither answers, which means our flags did not arrive.
+ */
+async function commandLine(browser: Browser): Promise<string | undefined> {
+  try {
+    const cdp = await browser.newBrowserCDPSession();
+    try {
+      const { arguments: args } = await cdp.send('Browser.getBrowserCommandLine');
+      return args.join(' ');
+    } finally {
+      await cdp.detach().catch(() => undefined);
+    }
+  } catch {
+    // not started with --enable-automation
+  }
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
     await page.goto('chrome://version', { timeout: 10_000 });
-    const given = (await page.locator('#command_line').textContent({ timeout: 10_000 })) ?? '';
-    // chrome://version joins the flags with spaces; a flag may hold spaces itself (--host-resolver-rules=MAP *.local ...).
-    const line = ` ${given.trim().replace(/\s+/g, ' ')} `;
-    return expected.filter((flag) => !line.includes(` ${flag} `));
+    return (await page.locator('#command_line').textContent({ timeout: 10_000 })) ?? '';
+  } catch {
+    return undefined;
   } finally {
     await context.close().catch(() => undefined);
   }
