@@ -4,7 +4,7 @@ import { stateKey, type Session } from '../sessions.js';
 import { DEFAULT_CALL_TIMEOUT_MS, frameSession, pageSession, type Cdp } from './cdp.js';
 import type { AXTree } from './ax.js';
 import type { ElementRef } from './types.js';
-import { ENGINE, ISOLATED_ENGINE, PAGE_REFS_KEY, registerRefEngines } from './ref-engine.js';
+import { ENGINE, ISOLATED_ENGINE, PAGE_REFS_KEY } from './ref-engine.js';
 import { RefNumbers } from './render.js';
 
 /** The refs of the session's latest page text; replaced by every read. */
@@ -39,9 +39,11 @@ export function refTarget(session: Session, ref: string): ElementRef | undefined
   return element;
 }
 
-/** Turns a ref of the latest snapshot into a Locator: registers the DOM node in the page's ref table via CDP. */
+/**
+ * Turns a ref of the latest snapshot into a Locator: registers the DOM node in the page's ref table via CDP. The
+ * engines the locator names were registered before the session's context was made (registry.newContext).
+ */
 export async function resolveRefLocator(session: Session, ref: string): Promise<Locator> {
-  await registerRefEngines();
   const cleaned = ref.trim().replace(/^\[|\]$/g, '');
   const target = findTarget(session, cleaned);
   if (!target) {
