@@ -289,6 +289,37 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     expect(await codeOf(on((session) => resolveRef(session, ref)))).toBe('ref_not_found');
   });
 
+  it("reads a page that has replaced the page's own builtins, since it reads from an isolated world", async () => {
+    await open('/pages/form.html');
+    await on((session) =>
+      session.page.evaluate(() => {
+        JSON.stringify = () => '"tampered"';
+        Array.prototype.map = () => [];
+        Object.defineProperty(window, 'getComputedStyle', { value: () => ({ display: 'none' }) });
+      }),
+    );
+    const snapshot = await read();
+    expect(snapshot.text).toContain('[#] button: Create account'.replace('#', refOf(snapshot, 'Create account')));
+    await on(async (session) => (await resolveRef(session, refOf(snapshot, 'button: Clear form'))).click());
+  });
+
+  // Chromium's own layout crashes the renderer somewhere between 2,000 and 5,000 levels (innerText alone does it).
+  it('reads a page nested 2,000 elements deep, keeping the words below the depth it reads as structure', async () => {
+    await open('/pages/form.html');
+    await on((session) =>
+      session.page.evaluate(() => {
+        let parent: HTMLElement = document.body;
+        for (let i = 0; i < 2_000; i++) parent = parent.appendChild(document.createElement('div'));
+        parent.append('the deepest words');
+        parent.appendChild(document.createElement('button')).textContent = 'Deep button';
+      }),
+    );
+    const snapshot = await read();
+    expect(snapshot.text).toContain('the deepest words');
+    expect(snapshot.text).toContain('Deep button');
+    expect(snapshot.text).toContain('button: Create account');
+  });
+
   it('fails with timeout, not a hang, on a page stuck in a script loop', async () => {
     const other = (await service.startSession('t')).id;
     try {

@@ -104,6 +104,19 @@ export const INSTALL_TRACKER = `(() => {
     for (const entry of transitions) if (entry.target === event.target && entry.property === event.propertyName) transitions.delete(entry);
   };
   listen('transitionend', ended);
+  // Whether the document has made a closed shadow root: the page text's reader cannot reach one from a script and
+  // asks the browser for them only then.
+  let closedShadow = false;
+  const attachShadow = Element.prototype.attachShadow;
+  if (typeof attachShadow === 'function') {
+    Element.prototype.attachShadow = new Proxy(attachShadow, {
+      apply: (target, self, args) => {
+        const root = apply(target, self, args);
+        if (args[0] && args[0].mode === 'closed') closedShadow = true;
+        return root;
+      },
+    });
+  }
   listen('transitioncancel', ended);
   const answer = (command) => {
     const t = now();
@@ -139,7 +152,8 @@ export const INSTALL_TRACKER = `(() => {
   listen(KEY, (event) => {
     event.stopImmediatePropagation();
     const detail = event.detail;
-    if (detail && typeof detail === 'object') detail.reply = detail.command === 'ping' ? true : answer(detail.command);
+    if (detail && typeof detail === 'object')
+      detail.reply = detail.command === 'ping' ? true : detail.command === 'shadow' ? closedShadow : answer(detail.command);
   });
   return true;
 })()`;
@@ -200,3 +214,12 @@ export interface Probe {
   frames: number;
   animations: number;
 }
+
+/** Whether the document has made a closed shadow root since the tracker was installed (false without a tracker). */
+export const HAS_CLOSED_SHADOW = `(() => {
+  try {
+    const event = new CustomEvent(${JSON.stringify(KEY)}, { detail: { command: 'shadow', reply: null } });
+    document.dispatchEvent(event);
+    return event.detail.reply === true;
+  } catch { return false; }
+})()`;

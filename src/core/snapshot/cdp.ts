@@ -13,11 +13,9 @@ export class Cdp {
     private readonly timeoutMs: number,
     /** The page's crash: a crashed renderer never answers, so calls fail with page_crashed at once instead. */
     readonly crash: Promise<never>,
-    /** Set for frames that share their parent's renderer: CDP addresses them by frame id. */
-    readonly frameId?: string,
   ) {}
 
-  /** Loosely typed on purpose: the few results we read are described by the interfaces in ax.ts. */
+  /** Loosely typed on purpose: each caller names the few fields it reads. */
   send<T>(method: string, params?: object): Promise<T> {
     const call = (this.session.send as unknown as (m: string, p?: object) => Promise<T>)(method, params);
     return bounded(Promise.race([call, this.crash]), this.timeoutMs, `reading the page (${method})`);
@@ -45,21 +43,16 @@ export function pageSession(page: WatchedPage, timeoutMs: number): Promise<Cdp> 
 }
 
 /**
- * The CDP session that can read `frame`: its own target for an out-of-process (cross-site) iframe,
- * otherwise the parent's session addressed by CDP frame id.
+ * The CDP session that can read `frame`: its own target for an out-of-process (cross-site) iframe, otherwise the
+ * parent's session (where the frame's worlds are told apart by CDP frame id).
  */
-export async function frameSession(
-  frame: Frame,
-  parent: Cdp,
-  cdpFrameId: string,
-  timeoutMs: number,
-): Promise<{ cdp: Cdp; detach?: () => Promise<void> }> {
+export async function frameSession(frame: Frame, parent: Cdp, timeoutMs: number): Promise<{ cdp: Cdp; detach?: () => Promise<void> }> {
   try {
     const session = await bounded(frame.page().context().newCDPSession(frame), timeoutMs, 'opening a frame CDP session');
     return { cdp: new Cdp(session, timeoutMs, parent.crash), detach: () => session.detach().catch(() => undefined) };
   } catch (err) {
     if (err instanceof ServiceError) throw err;
     // Playwright refuses frames that live in their parent's process: those are read through the parent's session.
-    return { cdp: new Cdp(parent.session, timeoutMs, parent.crash, cdpFrameId) };
+    return { cdp: new Cdp(parent.session, timeoutMs, parent.crash) };
   }
 }

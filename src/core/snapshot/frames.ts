@@ -1,17 +1,16 @@
 import type { Frame } from 'playwright-core';
+import { ServiceError } from '../errors.js';
 import type { Session } from '../sessions.js';
-import { fetchAXTree } from './ax.js';
 import { bounded, frameSession, type Cdp } from './cdp.js';
-import { readHiddenText } from './hidden.js';
+import { elementObject, FRAME_ATTRIBUTE, readFrame, releaseObjects, type FrameRead } from './read.js';
 import { refNumbers } from './refs.js';
-import { countElements, MAX_PAGE_ELEMENTS } from './size.js';
+import { MAX_PAGE_ELEMENTS } from './size.js';
 import { Renderer, type FrameSlot, type RenderedRef } from './render.js';
-
-const FRAME_ATTRIBUTE = 'data-bsm-frame';
 
 export interface FrameRefs {
   frameId: string;
   refs: Map<string, RenderedRef>;
+  read: FrameRead;
 }
 
 /** Marks each iframe element with its session frame id, so an iframe met in the accessibility tree maps to its Frame. */
@@ -36,39 +35,53 @@ export async function stampFrames(session: Session, timeoutMs: number): Promise<
 export async function fillFrameSlots(
   session: Session,
   slots: FrameSlot[],
+  parentRead: FrameRead,
   parent: Cdp,
   timeoutMs: number,
   out: FrameRefs[],
 ): Promise<void> {
   for (const slot of slots) {
-    const described = await parent
-      .send<{ node: { frameId?: string; attributes?: string[] } }>('DOM.describeNode', { backendNodeId: slot.backendNodeId })
-      .catch(() => undefined);
-    const cdpFrameId = described?.node.frameId;
-    const attrs = described?.node.attributes ?? [];
-    const stamp = attrs[attrs.indexOf(FRAME_ATTRIBUTE) + 1];
-    const frame = stamp !== undefined && attrs.includes(FRAME_ATTRIBUTE) ? findFrame(session, stamp) : undefined;
+    const stamp = parentRead.frameStamps.get(slot.elementId);
+    const frame = stamp === undefined ? undefined : findFrame(session, stamp);
+    const cdpFrameId = frame ? await contentFrameId(parent, parentRead, slot.elementId) : undefined;
     if (!frame || !cdpFrameId) {
       slot.lines.push(`${' '.repeat(slot.depth)}(frame not loaded)`);
       continue;
     }
-    const { cdp, detach } = await frameSession(frame, parent, cdpFrameId, timeoutMs);
+    const { cdp, detach } = await frameSession(frame, parent, timeoutMs);
     try {
-      // A same-process frame was counted with its page; a frame in its own process is counted here.
-      const elements = cdp.frameId === undefined ? await countElements(cdp) : 0;
-      if (elements > MAX_PAGE_ELEMENTS) {
+      let read: FrameRead;
+      try {
+        read = await readFrame(cdp, cdpFrameId);
+      } catch (err) {
+        if (!(err instanceof ServiceError) || err.code !== 'page_too_large') throw err;
+        const { elements } = err.details as { elements: number };
         slot.lines.push(`${' '.repeat(slot.depth)}(frame not read: ${elements} elements, over the limit of ${MAX_PAGE_ELEMENTS})`);
         continue;
       }
-      const tree = await fetchAXTree(cdp);
       const frameId = session.frameId(frame);
-      const renderer = new Renderer(tree, `${frameId}-`, true, refNumbers(session, frameId, tree), await readHiddenText(cdp, tree));
-      slot.lines.push(...renderer.render(tree.root, slot.depth));
-      out.push({ frameId, refs: renderer.refs });
-      await fillFrameSlots(session, renderer.lines.filter(isSlot), cdp, timeoutMs, out);
+      const renderer = new Renderer(read.tree, `${frameId}-`, true, refNumbers(session, frameId, read.document), read.hidden);
+      slot.lines.push(...renderer.render(read.tree.root, slot.depth));
+      out.push({ frameId, refs: renderer.refs, read });
+      await fillFrameSlots(session, renderer.lines.filter(isSlot), read, cdp, timeoutMs, out);
     } finally {
       await detach?.();
     }
+  }
+}
+
+/** CDP's id of the frame inside an iframe element of the latest read. */
+async function contentFrameId(cdp: Cdp, read: FrameRead, elementId: number): Promise<string | undefined> {
+  try {
+    const objectId = await elementObject(cdp, read.worlds.utility!, elementId);
+    if (!objectId) return undefined;
+    const { node } = await cdp.send<{ node: { frameId?: string } }>('DOM.describeNode', { objectId });
+    return node.frameId;
+  } catch (err) {
+    if (err instanceof ServiceError) throw err;
+    return undefined;
+  } finally {
+    await releaseObjects(cdp);
   }
 }
 

@@ -3,17 +3,14 @@ import { DEFAULTS } from '../config.js';
 import { ServiceError, throwIfAborted } from '../errors.js';
 import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
-import { fetchAXTree, name, type AXTree } from './ax.js';
-import { bounded, DEFAULT_CALL_TIMEOUT_MS, pageSession, type Cdp } from './cdp.js';
+import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from './cdp.js';
 import { compactLines } from './compact.js';
-import { readHiddenText } from './hidden.js';
 import { rememberRead } from './last-read.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
-import { MAIN_REF_FRAME, REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
-import { Renderer, type FrameSlot } from './render.js';
-import { resolveScope, scopeRoots } from './scope.js';
+import { readFrame } from './read.js';
+import { elementRef, MAIN_REF_FRAME, REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
+import { Renderer } from './render.js';
 import { waitForSettledDom } from './settle.js';
-import { countElements, fetchAXSubtree, MAX_PAGE_ELEMENTS, pageTooLarge } from './size.js';
 import type { ElementRef } from './types.js';
 
 export type { ElementRef } from './types.js';
@@ -71,46 +68,50 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const page = session.page;
   const cdp = await pageSession(session.watched, callTimeoutMs);
   if (options.iframes) await stampFrames(session, callTimeoutMs);
-  const scope = options.selector !== undefined ? await resolveScope(cdp, options.selector) : undefined;
-  const tree = await fetchBoundedTree(cdp, scope);
+  const read = await readFrame(cdp, undefined, options.selector === undefined ? undefined : xpathOf(options.selector));
   throwIfAborted(ctx.signal);
   const mainId = session.frameId(page.mainFrame());
-  const hidden = await readHiddenText(cdp, tree);
   // Main-frame refs are bare numbers ("12", one o200k token) unless iframe content is inlined beside them ("0-12", "1-3").
   const inlined = options.iframes === true && page.frames().length > 1;
   session.state.set(MAIN_REF_FRAME, mainId);
-  const renderer = new Renderer(tree, inlined ? `${mainId}-` : '', options.iframes ?? false, refNumbers(session, mainId, tree), hidden);
-  const roots = scope === undefined ? [tree.root] : await scopeRoots(cdp, tree, scope);
-  for (const root of roots) renderer.render(root);
-  const frames: FrameRefs[] = [{ frameId: mainId, refs: renderer.refs }];
-  if (options.iframes) await fillFrameSlots(session, renderer.lines.filter(isSlot) as FrameSlot[], cdp, callTimeoutMs, frames);
+  const renderer = new Renderer(
+    read.tree,
+    inlined ? `${mainId}-` : '',
+    options.iframes ?? false,
+    refNumbers(session, mainId, read.document),
+    read.hidden,
+  );
+  renderer.render(read.tree.root);
+  const frames: FrameRefs[] = [{ frameId: mainId, refs: renderer.refs, read }];
+  if (options.iframes) await fillFrameSlots(session, renderer.lines.filter(isSlot), read, cdp, callTimeoutMs, frames);
 
   const targets = new Map<string, RefTarget>();
-  for (const { frameId, refs } of frames) {
-    for (const [ref, found] of refs) targets.set(ref, { ref, frameId, ...found });
+  for (const { frameId, refs, read: frameRead } of frames) {
+    for (const [ref, found] of refs)
+      targets.set(ref, {
+        ref,
+        frameId,
+        ...found,
+        cdpFrameId: frameRead.worlds.frameId,
+        document: frameRead.document,
+        password: frameRead.passwords.has(found.elementId),
+      });
   }
   session.state.set(REFS, targets);
-  // The root web area's name is the document title: no extra round trip (a part of a big page has no root web area).
-  const title = tree.document === undefined ? name(tree.root) : await bounded(page.title(), callTimeoutMs, 'reading the title');
   const refs = new Map<string, ElementRef>();
-  for (const [ref, { backendNodeId: _unused, ...element }] of targets) refs.set(ref, element);
+  for (const target of targets.values()) refs.set(target.ref, elementRef(target));
   const text = compactLines(flatten(renderer.lines)).join('\n');
   const url = page.url();
-  if (scope === undefined) rememberRead(session, { text, url, document: tree.root.backendDOMNodeId, iframes: options.iframes ?? false });
-  return { text, refs, url, title };
+  if (options.selector === undefined) rememberRead(session, { text, url, document: read.document, iframes: options.iframes ?? false });
+  return { text, refs, url, title: read.title };
 }
 
-/**
- * The page's accessibility tree, refusing one over MAX_PAGE_ELEMENTS: its single CDP reply would hold up every other
- * session. A selected part of a big page is read on its own (Accessibility.queryAXTree under the element).
- */
-async function fetchBoundedTree(cdp: Cdp, scope: number | undefined): Promise<AXTree> {
-  const elements = await countElements(cdp);
-  if (elements <= MAX_PAGE_ELEMENTS) return fetchAXTree(cdp);
-  if (scope === undefined) throw pageTooLarge(elements, false);
-  const scoped = await countElements(cdp, scope);
-  if (scoped > MAX_PAGE_ELEMENTS) throw pageTooLarge(scoped, true);
-  return fetchAXSubtree(cdp, scope);
+/** Strips an optional "xpath=" prefix; anything else must be XPath. */
+function xpathOf(selector: string): string {
+  const xpath = selector.trim().replace(/^xpath=/i, '');
+  if (!xpath)
+    throw new ServiceError('invalid_argument', 'selector is empty; pass an XPath such as "//main" or "xpath=//div[@id=\'content\']".');
+  return xpath;
 }
 
 /** The element behind a ref of the latest snapshot, without any model call. */

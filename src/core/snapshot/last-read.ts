@@ -4,8 +4,8 @@ import { stateKey, type Session } from '../sessions.js';
 export interface LastRead {
   text: string;
   url: string;
-  /** The main document's DOM node id: another value means the page navigated to a new document. */
-  document: number | undefined;
+  /** The main document's token (the page text reader's): another value means the page navigated to a new document. */
+  document: string;
   iframes: boolean;
 }
 

@@ -1,5 +1,10 @@
 import { name, property, role, type AXNode, type AXTree } from './ax.js';
-import type { HiddenText } from './hidden.js';
+
+/** What an aria-hidden region shows, and whether it is a block of its own (not inline in the text around it). */
+export interface HiddenText {
+  text: string;
+  block: boolean;
+}
 
 /** Roles a user acts on; each gets a ref. Focusable nodes of other roles get one too. */
 const INTERACTIVE = new Set([
@@ -64,13 +69,15 @@ const NOT_FOCUS_TARGETS = new Set(['RootWebArea', 'Iframe', 'WebArea', 'IframePr
 export interface RenderedRef {
   role: string;
   name: string;
-  backendNodeId: number;
+  /** The element's id in its document (the reader's). */
+  elementId: number;
   href?: string;
 }
 
 /** A place in the output where an iframe's content goes (filled in later, when iframes are read). */
 export interface FrameSlot {
-  backendNodeId: number;
+  /** The iframe element's id in its document. */
+  elementId: number;
   depth: number;
   lines: Array<string | FrameSlot>;
 }
@@ -80,16 +87,16 @@ export interface FrameSlot {
  * (a 1-3 digit number is one o200k token, a backend node id is often two).
  */
 export class RefNumbers {
-  private readonly byNode = new Map<number, number>();
+  private readonly byElement = new Map<number, number>();
 
   constructor(
-    /** The document these numbers belong to (its root's backend node id); a new document starts again at 1. */
-    readonly document: number | undefined,
+    /** The document these numbers belong to (the reader's token for it); a new document starts again at 1. */
+    readonly document: string,
   ) {}
 
-  of(backendNodeId: number): number {
-    let n = this.byNode.get(backendNodeId);
-    if (n === undefined) this.byNode.set(backendNodeId, (n = this.byNode.size + 1));
+  of(elementId: number): number {
+    let n = this.byElement.get(elementId);
+    if (n === undefined) this.byElement.set(elementId, (n = this.byElement.size + 1));
     return n;
   }
 }
@@ -113,8 +120,8 @@ export class Renderer {
     private readonly tree: AXTree,
     private readonly refPrefix: string,
     private readonly iframes: boolean,
-    private readonly numbers: RefNumbers = new RefNumbers(tree.root.backendDOMNodeId),
-    /** On-screen text of aria-hidden regions, by DOM node (hidden.ts): the tree has those regions without their text. */
+    private readonly numbers: RefNumbers,
+    /** On-screen text of aria-hidden regions, by element id: the tree has those regions without their text. */
     private readonly hiddenText: ReadonlyMap<number, HiddenText> = new Map(),
   ) {}
 
@@ -136,7 +143,7 @@ export class Renderer {
   private node(node: AXNode, depth: number, mixed: boolean): void {
     const r = role(node);
     if (SKIP.has(r)) return;
-    const hidden = node.ignored && node.backendDOMNodeId !== undefined ? this.hiddenText.get(node.backendDOMNodeId) : undefined;
+    const hidden = node.ignored && node.elementId !== undefined ? this.hiddenText.get(node.elementId) : undefined;
     if (hidden !== undefined) return this.shownButHidden(hidden, depth);
     if (node.ignored) return this.kids(node, depth);
     if (r === 'StaticText') return this.text(name(node), depth);
@@ -161,7 +168,7 @@ export class Renderer {
 
   private kids(node: AXNode, depth: number): void {
     const kids = this.children(node);
-    const mixed = kids.some((kid) => role(kid) === 'StaticText');
+    const mixed = kids.some((kid) => role(kid) === 'StaticText' && name(kid).trim() !== '');
     for (const kid of kids) this.node(kid, depth, mixed);
   }
 
@@ -173,7 +180,8 @@ export class Renderer {
   }
 
   private text(value: string, depth: number): void {
-    if (!value.trim()) return;
+    // A space between inline pieces (`<a>x</a> <a>y</a>`) keeps them apart; clean() drops it at a line's ends.
+    if (!value.trim()) return void (this.line.length && !value.includes('\n') && this.line.push(' '));
     // Only preformatted text (<pre>, white-space: pre*) keeps a line break in its accessible text: code stays code.
     if (value.includes('\n') && this.rowDepth === 0) return this.preformatted(value, depth);
     // Whitespace between a link and the next text is its own DOM text node, which the tree drops.
@@ -246,9 +254,9 @@ export class Renderer {
   private control(node: AXNode, r: string, depth: number): void {
     // A focusable element without a name (a div with tabindex) is labelled by its text.
     const label = clean(name(node)) || (this.hasInteractiveInside(node) ? '' : clean(subtreeText(this.tree, node)));
-    const ref = `${this.refPrefix}${node.backendDOMNodeId === undefined ? 'x' : this.numbers.of(node.backendDOMNodeId)}`;
+    const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId)}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
-    if (node.backendDOMNodeId !== undefined) this.refs.set(ref, { role: r, name: label, backendNodeId: node.backendDOMNodeId, href });
+    if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
     let text = `[${ref}] ${DISPLAY_ROLE[r] ?? r}`;
     if (label) text += `: ${label}`;
@@ -333,17 +341,17 @@ export class Renderer {
     const label = clean(name(node));
     // The frame element itself gets a ref too: it can be scrolled to, focused or clicked like any other element.
     let ref = '';
-    if (node.backendDOMNodeId !== undefined) {
-      ref = `${this.refPrefix}${this.numbers.of(node.backendDOMNodeId)}`;
-      this.refs.set(ref, { role: 'iframe', name: label, backendNodeId: node.backendDOMNodeId });
+    if (node.elementId !== undefined) {
+      ref = `${this.refPrefix}${this.numbers.of(node.elementId)}`;
+      this.refs.set(ref, { role: 'iframe', name: label, elementId: node.elementId });
     }
     const head = `${indent(depth)}${ref ? `[${ref}] ` : ''}iframe${label ? `: ${label}` : ''}`;
-    if (!this.iframes || node.backendDOMNodeId === undefined) {
+    if (!this.iframes || node.elementId === undefined) {
       this.lines.push(`${head} (has content; read it with iframes: true)`);
       return;
     }
     this.lines.push(head);
-    this.lines.push({ backendNodeId: node.backendDOMNodeId, depth: depth + 1, lines: [] });
+    this.lines.push({ elementId: node.elementId, depth: depth + 1, lines: [] });
   }
 }
 

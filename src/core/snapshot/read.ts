@@ -1,0 +1,296 @@
+import { ServiceError } from '../errors.js';
+import { HAS_CLOSED_SHADOW } from '../settle/page-script.js';
+import type { AXNode, AXTree } from './ax.js';
+import type { CDPSession } from 'playwright-core';
+import type { Cdp } from './cdp.js';
+import type { HiddenText } from './render.js';
+import { MAX_PAGE_ELEMENTS, pageTooLarge } from './size.js';
+import { WALKER_SOURCE, WALKER_STATE_KEY, type WalkNode, type WalkOptions, type WalkResult } from './walker.js';
+
+/** Playwright names its utility world `__playwright_utility_world_<page guid>` (crPage); looked up by this prefix. */
+const UTILITY_WORLD_PREFIX = '__playwright_utility_world_';
+/** Stamped on iframe elements with the session's id of the frame inside (frames.ts). */
+export const FRAME_ATTRIBUTE = 'data-bsm-frame';
+/** Most aria-hidden regions per frame whose on-screen text is read. */
+const MAX_HIDDEN_REGIONS = 100;
+const OBJECT_GROUP = 'bsm-pagetext';
+const OWN_WORLD = 'bsm_pagetext';
+/** Deepest element read as structure: real pages nest a few dozen levels; the walk is recursive (docs/pagetext.md). */
+const MAX_DEPTH = 256;
+
+/** A frame's execution contexts over one CDP session: Playwright's utility world (the reader's) and the page's own. */
+export interface FrameWorlds {
+  /** CDP's id of the frame. */
+  frameId: string;
+  /** Whether the frame is the session's top frame (its document is the one DOM.getDocument answers). */
+  top: boolean;
+  /** Playwright's utility world; our own isolated world when Playwright has none in the frame (`own`). */
+  utility?: number;
+  own?: boolean;
+  main?: number;
+}
+
+/** Worlds found, per CDP session and frame: they stay while the frame's document does (looked up again after). */
+const KNOWN_WORLDS = new WeakMap<CDPSession, Map<string, FrameWorlds>>();
+
+/**
+ * The worlds of the frame `cdpFrameId` (the session's top frame when undefined), from the contexts the session lists
+ * when Runtime is enabled on it. Enabled only for this look-up: Playwright's own session keeps it enabled, so the page
+ * sees nothing new. Remembered until `fresh` is asked for (a call into a remembered world failed: a new document).
+ */
+export async function frameWorlds(cdp: Cdp, cdpFrameId?: string, fresh = false): Promise<FrameWorlds> {
+  let known = KNOWN_WORLDS.get(cdp.session);
+  if (!known) KNOWN_WORLDS.set(cdp.session, (known = new Map()));
+  const remembered = fresh ? undefined : known.get(cdpFrameId ?? '');
+  if (remembered) return remembered;
+  const contexts: Array<{ id: number; name: string; auxData?: { frameId?: string; isDefault?: boolean } }> = [];
+  const created = (event: { context: (typeof contexts)[number] }) => contexts.push(event.context);
+  cdp.session.on('Runtime.executionContextCreated', created);
+  try {
+    const [tree] = await Promise.all([cdp.send<{ frameTree: { frame: { id: string } } }>('Page.getFrameTree'), cdp.send('Runtime.enable')]);
+    const frameId = cdpFrameId ?? tree.frameTree.frame.id;
+    const mine = contexts.filter((context) => context.auxData?.frameId === frameId);
+    const worlds: FrameWorlds = {
+      frameId,
+      top: frameId === tree.frameTree.frame.id,
+      utility: mine.filter((context) => context.name.startsWith(UTILITY_WORLD_PREFIX)).at(-1)?.id,
+      main: mine.filter((context) => context.auxData?.isDefault).at(-1)?.id,
+    };
+    if (worlds.utility !== undefined) known.set(cdpFrameId ?? '', worlds);
+    return worlds;
+  } finally {
+    cdp.session.off('Runtime.executionContextCreated', created);
+    cdp.send('Runtime.disable').catch(() => undefined);
+  }
+}
+
+/** Whether a CDP call failed because its world is gone (the frame's document changed since it was found). */
+export function isStaleWorld(err: unknown): boolean {
+  return !(err instanceof ServiceError) && /context|Execution|frame|target/i.test(String(err));
+}
+
+/** One frame read by the in-page reader: the tree the renderer walks, and what it needs beside it. */
+export interface FrameRead {
+  tree: AXTree;
+  /** The document's token: another value means a new document (ref numbers start again). */
+  document: string;
+  title: string;
+  hidden: Map<number, HiddenText>;
+  /** Elements that are password inputs. */
+  passwords: Set<number>;
+  /** Iframe elements' `data-bsm-frame` stamps, by element id. */
+  frameStamps: Map<number, string>;
+  worlds: FrameWorlds;
+}
+
+/**
+ * Reads one frame (the session's top frame when `cdpFrameId` is undefined) with the in-page reader; `xpath` limits it
+ * to one element's subtree. Refuses a page (or part) over MAX_PAGE_ELEMENTS with `page_too_large`.
+ */
+export async function readFrame(cdp: Cdp, cdpFrameId: string | undefined, xpath?: string): Promise<FrameRead> {
+  try {
+    return await readOnce(cdp, await frameWorlds(cdp, cdpFrameId), xpath);
+  } catch (err) {
+    // The document went (a navigation since its worlds were found): once more, in the new one.
+    if (!isStaleWorld(err)) throw err;
+    return readOnce(cdp, await frameWorlds(cdp, cdpFrameId, true), xpath);
+  }
+}
+
+async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<FrameRead> {
+  if (worlds.utility === undefined) {
+    // Playwright makes its utility world in every frame; should one be missing, the reader gets a world of its own.
+    const made = await cdp.send<{ executionContextId: number }>('Page.createIsolatedWorld', {
+      frameId: worlds.frameId,
+      worldName: OWN_WORLD,
+    });
+    Object.assign(worlds, { utility: made.executionContextId, own: true });
+  }
+  const options: WalkOptions = {
+    xpath,
+    maxElements: MAX_PAGE_ELEMENTS,
+    maxHidden: MAX_HIDDEN_REGIONS,
+    maxDepth: MAX_DEPTH,
+    frameAttribute: FRAME_ATTRIBUTE,
+  };
+  // Whether the page made a closed shadow root is asked beside the read; only then is it read again with those roots.
+  const [first, closedShadow] = await Promise.all([
+    walk(cdp, worlds, options, []),
+    worlds.main === undefined
+      ? false
+      : cdp
+          .send<{ result: { value?: unknown } }>('Runtime.evaluate', {
+            expression: HAS_CLOSED_SHADOW,
+            contextId: worlds.main,
+            returnByValue: true,
+          })
+          .then((asked) => asked.result.value === true),
+  ]);
+  let result = first;
+  if (closedShadow) {
+    try {
+      result = await walk(cdp, worlds, options, await closedShadowRoots(cdp, worlds));
+    } finally {
+      await releaseObjects(cdp);
+    }
+  }
+  if (!result.ok) {
+    if (result.error === 'too_large') throw pageTooLarge(result.elements, result.scoped);
+    if (result.error === 'not_found')
+      throw new ServiceError('selector_not_found', `The selector ${JSON.stringify(xpath)} matches nothing on the page.`);
+    throw new ServiceError('invalid_argument', `selector is not a valid XPath: ${result.message}`);
+  }
+  return { ...toTree(result.root), document: result.doc, title: result.title, worlds };
+}
+
+/** One run of the reader in the frame's world; `closed` are the frame's closed shadow roots as objects of that world. */
+async function walk(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, closed: string[]): Promise<WalkResult> {
+  const evaluated = await cdp.send<{
+    result: { value?: unknown };
+    exceptionDetails?: { exception?: { description?: string }; text?: string };
+  }>('Runtime.callFunctionOn', {
+    functionDeclaration: WALKER_SOURCE,
+    executionContextId: worlds.utility,
+    arguments: [{ value: options }, ...closed.map((objectId) => ({ objectId }))],
+    returnByValue: true,
+  });
+  if (evaluated.exceptionDetails) {
+    const reason = (evaluated.exceptionDetails.exception?.description ?? evaluated.exceptionDetails.text ?? 'unknown error').split(
+      '\n',
+    )[0]!;
+    if (reason.startsWith('RangeError'))
+      throw new ServiceError(
+        'page_too_large',
+        `The page is nested too deeply to read (${reason}). Pass a selector (XPath) for the part you need.`,
+      );
+    throw new Error(`The page text reader failed in the page: ${reason}`);
+  }
+  return JSON.parse(String(evaluated.result.value)) as WalkResult;
+}
+
+/**
+ * The frame's closed shadow roots, as objects of the reader's world (a script cannot reach them). Asked of the browser
+ * (DOM.getDocument) only when the page's tracker saw one made: the whole DOM in one reply is what the reader avoids.
+ * Released with OBJECT_GROUP.
+ */
+async function closedShadowRoots(cdp: Cdp, worlds: FrameWorlds): Promise<string[]> {
+  const { root } = await cdp.send<{ root: DomNode }>('DOM.getDocument', { depth: -1, pierce: true });
+  const found: number[] = [];
+  const walk = (node: DomNode, inFrame: boolean) => {
+    for (const shadow of node.shadowRoots ?? []) {
+      if (inFrame && shadow.shadowRootType === 'closed') found.push(shadow.backendNodeId);
+      walk(shadow, inFrame);
+    }
+    for (const kid of node.children ?? []) walk(kid, inFrame);
+    if (node.contentDocument) walk(node.contentDocument, node.frameId === worlds.frameId);
+  };
+  walk(root, worlds.top);
+  const objects = await Promise.all(
+    found.map((backendNodeId) =>
+      cdp
+        .send<{ object: { objectId?: string } }>('DOM.resolveNode', {
+          backendNodeId,
+          executionContextId: worlds.utility,
+          objectGroup: OBJECT_GROUP,
+        })
+        .then(
+          (resolved) => resolved.object.objectId,
+          (err: unknown) => {
+            if (err instanceof ServiceError) throw err;
+            return undefined;
+          },
+        ),
+    ),
+  );
+  return objects.filter((id): id is string => id !== undefined);
+}
+
+interface DomNode {
+  backendNodeId: number;
+  frameId?: string;
+  shadowRootType?: string;
+  children?: DomNode[];
+  shadowRoots?: DomNode[];
+  contentDocument?: DomNode;
+}
+
+/** The reader's answer as the tree the renderer walks (the shape of Chromium's accessibility nodes). */
+function toTree(top: WalkNode): Omit<FrameRead, 'document' | 'title' | 'worlds'> {
+  const nodes = new Map<string, AXNode>();
+  const hidden = new Map<number, HiddenText>();
+  const passwords = new Set<number>();
+  const frameStamps = new Map<number, string>();
+  let next = 0;
+  let hiddenId = -1;
+  const add = (walked: WalkNode | string, parentId: string | undefined): AXNode => {
+    const nodeId = String(next++);
+    if (typeof walked === 'string') {
+      const text: AXNode = {
+        nodeId,
+        ignored: false,
+        role: { type: 'role', value: 'StaticText' },
+        name: { type: 'string', value: walked },
+        parentId,
+      };
+      nodes.set(nodeId, text);
+      return text;
+    }
+    const node: AXNode = { nodeId, ignored: walked.g === 1, role: { type: 'role', value: walked.r }, parentId };
+    if (walked.n !== undefined) node.name = { type: 'string', value: walked.n };
+    if (walked.v !== undefined) node.value = { type: 'string', value: walked.v };
+    if (walked.p) node.properties = Object.entries(walked.p).map(([name, value]) => ({ name, value: { type: 'value', value } }));
+    if (walked.i !== undefined) node.elementId = walked.i;
+    if (walked.h) {
+      node.elementId = hiddenId--;
+      hidden.set(node.elementId, walked.h);
+    }
+    if (walked.pw && walked.i !== undefined) passwords.add(walked.i);
+    if (walked.f !== undefined && walked.i !== undefined) frameStamps.set(walked.i, walked.f);
+    nodes.set(nodeId, node);
+    if (walked.c) node.childIds = walked.c.map((kid) => add(kid, nodeId).nodeId);
+    return node;
+  };
+  const root = add(top, undefined);
+  return { tree: { nodes, root }, hidden, passwords, frameStamps };
+}
+
+/**
+ * Puts the element `elementId` of the latest read of `document` in the ref table of the reader's world, where the ref
+ * engine finds it as `ref`; false when it has left the document, or the frame holds another document now.
+ */
+export async function registerElement(
+  cdp: Cdp,
+  contextId: number,
+  target: { document: string; elementId: number },
+  ref: string,
+  tableKey: string,
+): Promise<boolean> {
+  const registered = await cdp.send<{ result: { value?: unknown } }>('Runtime.callFunctionOn', {
+    functionDeclaration: `function (stateKey, tableKey, doc, id, ref) {
+      const state = window[Symbol.for(stateKey)];
+      const element = state && state.doc === doc ? state.nodes.get(id)?.deref() : undefined;
+      if (!element || !element.isConnected) return false;
+      (window[Symbol.for(tableKey)] ??= new Map()).set(ref, new WeakRef(element));
+      return true;
+    }`,
+    executionContextId: contextId,
+    arguments: [{ value: WALKER_STATE_KEY }, { value: tableKey }, { value: target.document }, { value: target.elementId }, { value: ref }],
+    returnByValue: true,
+  });
+  return registered.result.value === true;
+}
+
+/** The element `elementId` of the latest read as a CDP object of the reader's world (released with OBJECT_GROUP). */
+export async function elementObject(cdp: Cdp, contextId: number, elementId: number): Promise<string | undefined> {
+  const found = await cdp.send<{ result: { objectId?: string; subtype?: string } }>('Runtime.callFunctionOn', {
+    functionDeclaration: `function (stateKey, id) { return window[Symbol.for(stateKey)]?.nodes.get(id)?.deref() ?? null; }`,
+    executionContextId: contextId,
+    arguments: [{ value: WALKER_STATE_KEY }, { value: elementId }],
+    objectGroup: OBJECT_GROUP,
+  });
+  return found.result.subtype === 'null' ? undefined : found.result.objectId;
+}
+
+export async function releaseObjects(cdp: Cdp): Promise<void> {
+  await cdp.send('Runtime.releaseObjectGroup', { objectGroup: OBJECT_GROUP }).catch(() => undefined);
+}

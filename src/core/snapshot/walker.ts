@@ -1,0 +1,804 @@
+/**
+ * The page text's reader, run inside the page (Playwright's utility world of each frame, out of the page's reach): it
+ * walks the DOM once, the flat tree (open shadow roots, slots, and closed roots handed in by the caller) in document
+ * order, and answers a small tree of what the page text shows: roles, names, values and states, text, and a stable id
+ * on every element that may get a ref. Chromium's own accessibility tree (CDP getFullAXTree) answered the same in one
+ * reply of about 800 bytes an element, built and serialised by the renderer and parsed on the server's one thread;
+ * this reply is a few bytes a word and is built by a DOM walk like Playwright's own ariaSnapshot.
+ *
+ * `walkPage` is sent to the page as source text (`WALKER_SOURCE`), so it must stand alone: no imports, no closures over
+ * this module, no classes (a bundler's helpers would not exist in the page).
+ */
+
+/** One node of the reader's answer: a string is text; `g` marks a node that adds nothing of its own (its content does). */
+export interface WalkNode {
+  /** Role, as the renderer reads it (ARIA roles, and `StaticText`-free names for HTML's own: `Iframe`, `MenuListPopup`). */
+  r: string;
+  n?: string;
+  v?: string;
+  /** The element's id in this document, for refs and iframe slots. */
+  i?: number;
+  /** States and properties: level, url, focusable, checked, pressed, selected, expanded, disabled, required, readonly. */
+  p?: Record<string, string | number | boolean>;
+  c?: Array<WalkNode | string>;
+  /** Ignored: transparent, its content is read in its place. */
+  g?: 1;
+  /** On-screen text of an aria-hidden region, and whether it is a block. */
+  h?: { text: string; block: boolean };
+  /** An iframe's `data-bsm-frame` stamp: the session's id for the frame it holds. */
+  f?: string;
+  /** A password input: its value is never in the text. */
+  pw?: 1;
+}
+
+export interface WalkOptions {
+  /** XPath of the part to read (the whole document when absent). */
+  xpath?: string;
+  /** Refuse to read more elements than this. */
+  maxElements: number;
+  /** Most aria-hidden regions whose on-screen text is read. */
+  maxHidden: number;
+  /** Deepest element read as structure; deeper ones give their text alone. */
+  maxDepth: number;
+  /** Attribute naming an iframe's frame id (stamped by the server when iframes are read). */
+  frameAttribute: string;
+}
+
+export type WalkResult =
+  | { ok: true; doc: string; title: string; root: WalkNode }
+  | { ok: false; error: 'too_large'; elements: number; scoped: boolean }
+  | { ok: false; error: 'not_found' }
+  | { ok: false; error: 'invalid_xpath'; message: string };
+
+/** Registry key (Symbol.for) of the reader's per-document state in its world: document token, element ids, latest refs. */
+export const WALKER_STATE_KEY = 'bsm.pagetext';
+
+export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): string {
+  const KEY = Symbol.for('bsm.pagetext');
+  type State = { doc: string; ids: WeakMap<Element, number>; next: number; nodes: Map<number, WeakRef<Element>> };
+  const win = window as unknown as Record<symbol, State | undefined>;
+  const state: State = (win[KEY] ??= {
+    doc: `${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`,
+    ids: new WeakMap(),
+    next: 1,
+    nodes: new Map(),
+  });
+  state.nodes = new Map();
+
+  const closed = new Map<Element, ShadowRoot>();
+  for (const root of closedRoots) if (root && root.host) closed.set(root.host, root);
+
+  const rootOf = (el: Element): ShadowRoot | null => el.shadowRoot ?? closed.get(el) ?? null;
+
+  const countIn = (start: Element | Document | ShadowRoot): number => {
+    let total = 0;
+    const visit = (root: Element | Document | ShadowRoot) => {
+      const all = root.querySelectorAll('*');
+      total += all.length + (root.nodeType === 1 ? 1 : 0);
+      for (const el of all) {
+        const shadow = rootOf(el);
+        if (shadow) visit(shadow);
+        if (el.localName === 'iframe' || el.localName === 'frame') {
+          // contentDocument is null for a cross-origin frame: its elements are counted when it is read on its own.
+          const doc = (el as HTMLIFrameElement).contentDocument;
+          if (doc) visit(doc);
+        }
+      }
+    };
+    visit(start);
+    return total;
+  };
+
+  let start: Element | null = document.documentElement;
+  if (options.xpath !== undefined) {
+    let found: Node | null;
+    try {
+      found = document.evaluate(options.xpath, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;
+    } catch (err) {
+      return JSON.stringify({ ok: false, error: 'invalid_xpath', message: String((err as Error)?.message ?? err).split('\n')[0] });
+    }
+    if (found && found.nodeType === Node.DOCUMENT_NODE) found = (found as Document).documentElement;
+    start = found && found.nodeType !== Node.ELEMENT_NODE ? found.parentElement : (found as Element | null);
+    if (!start) return JSON.stringify({ ok: false, error: 'not_found' });
+  }
+  if (!start) return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root: { r: 'RootWebArea', c: [] } });
+  const elements = countIn(options.xpath === undefined ? document : start);
+  if (elements > options.maxElements)
+    return JSON.stringify({ ok: false, error: 'too_large', elements, scoped: options.xpath !== undefined });
+
+  const SKIP_TAGS = new Set([
+    'script',
+    'style',
+    'noscript',
+    'template',
+    'head',
+    'title',
+    'meta',
+    'link',
+    'base',
+    'wbr',
+    'param',
+    'source',
+    'track',
+    'datalist',
+    'object',
+    'embed',
+    'canvas',
+    'audio',
+    'video',
+    'map',
+  ]);
+  const INTERACTIVE = new Set([
+    'button',
+    'link',
+    'textbox',
+    'searchbox',
+    'checkbox',
+    'radio',
+    'combobox',
+    'listbox',
+    'option',
+    'menuitem',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'tab',
+    'switch',
+    'slider',
+    'spinbutton',
+    'treeitem',
+    'DisclosureTriangle',
+    'scrollbar',
+  ]);
+  /** Roles whose name comes from their content when nothing else names them. */
+  const NAME_FROM_CONTENT = new Set([
+    'button',
+    'link',
+    'checkbox',
+    'radio',
+    'switch',
+    'tab',
+    'menuitem',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'option',
+    'treeitem',
+    'DisclosureTriangle',
+    'tooltip',
+    'heading',
+    'cell',
+    'columnheader',
+    'rowheader',
+  ]);
+  /** Roles the page text prints a name for (controls, images, frames, containers); others are read through their content. */
+  const NAMED = new Set([
+    ...INTERACTIVE,
+    'image',
+    'figure',
+    'region',
+    'form',
+    'group',
+    'radiogroup',
+    'banner',
+    'navigation',
+    'main',
+    'contentinfo',
+    'complementary',
+    'search',
+    'dialog',
+    'alertdialog',
+    'Iframe',
+  ]);
+  const ARIA_ROLES = new Set([
+    ...INTERACTIVE,
+    'alert',
+    'alertdialog',
+    'application',
+    'article',
+    'banner',
+    'blockquote',
+    'caption',
+    'cell',
+    'code',
+    'columnheader',
+    'complementary',
+    'contentinfo',
+    'definition',
+    'deletion',
+    'dialog',
+    'directory',
+    'document',
+    'emphasis',
+    'feed',
+    'figure',
+    'form',
+    'generic',
+    'grid',
+    'gridcell',
+    'group',
+    'heading',
+    'img',
+    'image',
+    'insertion',
+    'list',
+    'log',
+    'main',
+    'mark',
+    'marquee',
+    'math',
+    'menu',
+    'menubar',
+    'meter',
+    'navigation',
+    'none',
+    'note',
+    'paragraph',
+    'presentation',
+    'progressbar',
+    'radiogroup',
+    'region',
+    'row',
+    'rowgroup',
+    'rowheader',
+    'search',
+    'separator',
+    'status',
+    'strong',
+    'subscript',
+    'superscript',
+    'table',
+    'tablist',
+    'tabpanel',
+    'term',
+    'time',
+    'timer',
+    'toolbar',
+    'tooltip',
+    'tree',
+    'treegrid',
+    'listitem',
+  ]);
+  const SECTIONING =
+    'article, aside, main, nav, section, [role=article], [role=complementary], [role=main], [role=navigation], [role=region]';
+  const PHRASING = new Set([
+    'a',
+    'abbr',
+    'b',
+    'bdi',
+    'bdo',
+    'cite',
+    'code',
+    'data',
+    'dfn',
+    'em',
+    'font',
+    'i',
+    'kbd',
+    'label',
+    'mark',
+    'q',
+    's',
+    'samp',
+    'small',
+    'span',
+    'strong',
+    'sub',
+    'sup',
+    'time',
+    'u',
+    'var',
+    'img',
+    'button',
+    'input',
+    'select',
+    'textarea',
+  ]);
+  const INLINE_ROLES: Record<string, string> = {
+    strong: 'strong',
+    b: 'strong',
+    em: 'emphasis',
+    i: 'emphasis',
+    code: 'code',
+    mark: 'mark',
+    sub: 'subscript',
+    sup: 'superscript',
+    time: 'time',
+    abbr: 'abbr',
+    del: 'deletion',
+    ins: 'insertion',
+    s: 'deletion',
+  };
+  let hiddenLeft = options.maxHidden;
+
+  const collapse = (text: string) => text.replace(/[ \t\n\r\f]+/g, ' ');
+  const clean = (text: string) => collapse(text).trim();
+
+  const idOf = (el: Element): number => {
+    let id = state.ids.get(el);
+    if (id === undefined) state.ids.set(el, (id = state.next++));
+    state.nodes.set(id, new WeakRef(el));
+    return id;
+  };
+
+  /** Text of a node for a name: visible text, alt of images, values of embedded controls. */
+  const textOf = (node: Node, skip?: Element): string => {
+    if (node.nodeType === Node.TEXT_NODE) return (node as Text).data;
+    if (node.nodeType !== Node.ELEMENT_NODE && node.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return '';
+    if (node === skip) return '';
+    if (node.nodeType === Node.ELEMENT_NODE) {
+      const el = node as Element;
+      if (SKIP_TAGS.has(el.localName) || el.getAttribute('aria-hidden') === 'true') return '';
+      const style = getComputedStyle(el);
+      if (style.display === 'none' || style.visibility === 'hidden') return '';
+      const tag = el.localName;
+      if (tag === 'img' || tag === 'area') return ` ${el.getAttribute('alt') ?? ''} `;
+      if (tag === 'input') {
+        const input = el as HTMLInputElement;
+        if (['checkbox', 'radio', 'hidden', 'file', 'image'].includes(input.type)) return '';
+        return ` ${input.value} `;
+      }
+      if (tag === 'select') return ` ${(el as HTMLSelectElement).selectedOptions[0]?.label ?? ''} `;
+      if (tag === 'textarea') return ` ${(el as HTMLTextAreaElement).value} `;
+      const label = el.getAttribute('aria-label');
+      if (label && label.trim()) return ` ${label} `;
+      if (tag === 'br') return ' ';
+    }
+    const el = node as Element;
+    const shadow = node.nodeType === Node.ELEMENT_NODE ? rootOf(el) : null;
+    let out = '';
+    for (const kid of flatChildren(node, shadow)) out += textOf(kid, skip);
+    if (node.nodeType === Node.ELEMENT_NODE && !getComputedStyle(el).display.startsWith('inline')) out = ` ${out} `;
+    return out;
+  };
+
+  /** The children of a node in the flat tree: its shadow root's content, a slot's assigned nodes, or its own children. */
+  const flatChildren = (node: Node, shadow: ShadowRoot | null): Node[] => {
+    if (shadow) return Array.from(shadow.childNodes);
+    if ((node as Element).localName === 'slot') {
+      const assigned = (node as HTMLSlotElement).assignedNodes();
+      if (assigned.length) return assigned;
+    }
+    return Array.from(node.childNodes);
+  };
+
+  const byIds = (el: Element, attr: string): string => {
+    const ids = (el.getAttribute(attr) ?? '').split(/\s+/).filter(Boolean);
+    if (!ids.length) return '';
+    const root = el.getRootNode() as Document | ShadowRoot;
+    return clean(
+      ids
+        .map((id) => {
+          const target = root.getElementById ? root.getElementById(id) : document.getElementById(id);
+          return target ? textOf(target) : '';
+        })
+        .join(' '),
+    );
+  };
+
+  const roleOf = (el: Element, tag: string): string => {
+    const explicit = (el.getAttribute('role') ?? '')
+      .trim()
+      .toLowerCase()
+      .split(/\s+/)
+      .find((r) => ARIA_ROLES.has(r));
+    if (explicit) return explicit === 'presentation' ? 'none' : explicit === 'img' ? 'image' : explicit;
+    switch (tag) {
+      case 'a':
+      case 'area':
+        // An anchor without href that handles clicks in its markup is a link to Chromium's tree too.
+        return el.hasAttribute('href') || el.hasAttribute('onclick') ? 'link' : '';
+      case 'button':
+        return 'button';
+      case 'input': {
+        const type = (el as HTMLInputElement).type;
+        if (type === 'hidden') return 'hidden';
+        if (['button', 'submit', 'reset', 'image', 'file'].includes(type)) return 'button';
+        if (type === 'checkbox') return 'checkbox';
+        if (type === 'radio') return 'radio';
+        if (type === 'range') return 'slider';
+        if (type === 'number') return 'spinbutton';
+        if (el.hasAttribute('list')) return 'combobox';
+        if (type === 'search') return 'searchbox';
+        return 'textbox';
+      }
+      case 'textarea':
+        return 'textbox';
+      case 'select': {
+        const select = el as HTMLSelectElement;
+        return select.multiple || select.size > 1 ? 'listbox' : 'combobox';
+      }
+      case 'option':
+        return 'option';
+      case 'optgroup':
+        return 'group';
+      case 'h1':
+      case 'h2':
+      case 'h3':
+      case 'h4':
+      case 'h5':
+      case 'h6':
+        return 'heading';
+      case 'img':
+        return el.getAttribute('alt') === '' && !el.hasAttribute('title') && !el.hasAttribute('aria-label') ? 'none' : 'image';
+      case 'svg':
+        return 'svg';
+      case 'ul':
+      case 'ol':
+      case 'menu':
+        return 'list';
+      case 'li':
+        return 'listitem';
+      case 'table':
+        return 'table';
+      case 'caption':
+        return 'caption';
+      case 'thead':
+      case 'tbody':
+      case 'tfoot':
+        return 'rowgroup';
+      case 'tr':
+        return 'row';
+      case 'td':
+        return 'cell';
+      case 'th':
+        return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
+      case 'nav':
+        return 'navigation';
+      case 'main':
+        return 'main';
+      case 'aside':
+        return 'complementary';
+      case 'header':
+        return el.parentElement?.closest(SECTIONING) ? 'generic' : 'banner';
+      case 'footer':
+        return el.parentElement?.closest(SECTIONING) ? 'generic' : 'contentinfo';
+      case 'section':
+        return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : 'generic';
+      case 'form':
+        return 'form';
+      case 'search':
+        return 'search';
+      case 'dialog':
+        return 'dialog';
+      case 'fieldset':
+        return 'group';
+      case 'details':
+        return 'group';
+      case 'summary':
+        return 'DisclosureTriangle';
+      case 'figure':
+        return 'figure';
+      case 'hr':
+        return 'separator';
+      case 'p':
+        return 'paragraph';
+      case 'blockquote':
+        return 'blockquote';
+      case 'article':
+        return 'article';
+      case 'progress':
+        return 'progressbar';
+      case 'meter':
+        return 'meter';
+      case 'output':
+        return 'status';
+      case 'iframe':
+      case 'frame':
+        return 'Iframe';
+      case 'br':
+        return 'LineBreak';
+      case 'label':
+        return 'LabelText';
+      case 'dt':
+        return 'term';
+      case 'dd':
+        return 'definition';
+      case 'math':
+        return 'math';
+      default:
+        return INLINE_ROLES[tag] ?? '';
+    }
+  };
+
+  const nativeName = (el: Element, tag: string, role: string): string => {
+    if (
+      tag === 'input' ||
+      tag === 'textarea' ||
+      tag === 'select' ||
+      tag === 'button' ||
+      tag === 'meter' ||
+      tag === 'progress' ||
+      tag === 'output'
+    ) {
+      const input = el as HTMLInputElement;
+      if (tag === 'input' && ['button', 'submit', 'reset'].includes(input.type))
+        return input.value || (input.type === 'submit' ? 'Submit' : input.type === 'reset' ? 'Reset' : '');
+      if (tag === 'input' && input.type === 'image') return el.getAttribute('alt') ?? '';
+      const labels = input.labels;
+      if (labels && labels.length)
+        return clean(
+          Array.from(labels)
+            .map((label) => textOf(label, el))
+            .join(' '),
+        );
+      return '';
+    }
+    if (tag === 'img' || tag === 'area') return el.getAttribute('alt') ?? '';
+    if (tag === 'fieldset') {
+      const legend = Array.from(el.children).find((kid) => kid.localName === 'legend');
+      return legend ? clean(textOf(legend)) : '';
+    }
+    if (tag === 'svg') {
+      const title = Array.from(el.children).find((kid) => kid.localName === 'title');
+      return title ? clean(title.textContent ?? '') : '';
+    }
+    if (tag === 'iframe' || tag === 'frame') return el.getAttribute('title') ?? '';
+    if (tag === 'optgroup') return el.getAttribute('label') ?? '';
+    if (role === 'option' && tag === 'option') return (el as HTMLOptionElement).label;
+    return '';
+  };
+
+  const nameOf = (el: Element, tag: string, role: string, content: () => string): string => {
+    const labelledBy = byIds(el, 'aria-labelledby');
+    if (labelledBy) return labelledBy;
+    const label = clean(el.getAttribute('aria-label') ?? '');
+    if (label) return label;
+    const native = clean(nativeName(el, tag, role));
+    if (native) return native;
+    if (NAME_FROM_CONTENT.has(role)) {
+      const text = clean(content());
+      if (text) return text;
+    }
+    const title = clean(el.getAttribute('title') ?? '');
+    if (title) return title;
+    return clean(el.getAttribute('placeholder') ?? el.getAttribute('aria-placeholder') ?? '');
+  };
+
+  const nativelyFocusable = (el: Element, tag: string): boolean => {
+    if ((el as HTMLElement).isContentEditable && !(el.parentElement as HTMLElement | null)?.isContentEditable) return true;
+    if (tag === 'a' || tag === 'area') return el.hasAttribute('href');
+    if (tag === 'input') return (el as HTMLInputElement).type !== 'hidden' && !(el as HTMLInputElement).disabled;
+    if (tag === 'button' || tag === 'select' || tag === 'textarea') return !(el as HTMLButtonElement).disabled;
+    return tag === 'summary' || tag === 'iframe';
+  };
+
+  const ariaBool = (el: Element, attr: string): boolean | 'mixed' | undefined => {
+    const value = el.getAttribute(attr);
+    if (value === null || value === '' || value === 'undefined') return undefined;
+    if (value === 'mixed') return 'mixed';
+    return value === 'true';
+  };
+
+  const states = (el: Element, tag: string, role: string, focusable: boolean): Record<string, string | number | boolean> => {
+    const p: Record<string, string | number | boolean> = {};
+    if (focusable) p.focusable = true;
+    if (role === 'heading') {
+      const level = Number(el.getAttribute('aria-level')) || (/^h[1-6]$/.test(tag) ? Number(tag[1]) : 2);
+      p.level = level;
+    }
+    if (role === 'link') p.url = (el as HTMLAnchorElement).href ?? '';
+    const input = el as HTMLInputElement;
+    if (tag === 'input' && (input.type === 'checkbox' || input.type === 'radio'))
+      p.checked = input.indeterminate ? 'mixed' : input.checked ? 'true' : 'false';
+    else {
+      const checked = ariaBool(el, 'aria-checked');
+      if (checked !== undefined) p.checked = checked === 'mixed' ? 'mixed' : String(checked);
+    }
+    const pressed = ariaBool(el, 'aria-pressed');
+    if (pressed !== undefined) p.pressed = pressed === 'mixed' ? 'mixed' : String(pressed);
+    if (ariaBool(el, 'aria-selected') === true || (tag === 'option' && (el as HTMLOptionElement).selected)) p.selected = true;
+    const expanded = ariaBool(el, 'aria-expanded');
+    if (expanded !== undefined) p.expanded = expanded === true;
+    else if (role === 'combobox' && tag === 'select') p.expanded = false;
+    else if (tag === 'summary' && el.parentElement?.localName === 'details') p.expanded = (el.parentElement as HTMLDetailsElement).open;
+    if (
+      ariaBool(el, 'aria-disabled') === true ||
+      ((tag === 'input' ||
+        tag === 'button' ||
+        tag === 'select' ||
+        tag === 'textarea' ||
+        tag === 'fieldset' ||
+        tag === 'option' ||
+        tag === 'optgroup') &&
+        el.matches(':disabled'))
+    )
+      p.disabled = true;
+    if (
+      ariaBool(el, 'aria-required') === true ||
+      ((tag === 'input' || tag === 'select' || tag === 'textarea') && (el as HTMLInputElement).required)
+    )
+      p.required = true;
+    if (
+      ariaBool(el, 'aria-readonly') === true ||
+      ((tag === 'input' || tag === 'textarea') &&
+        (el as HTMLInputElement).readOnly &&
+        role !== 'checkbox' &&
+        role !== 'radio' &&
+        role !== 'button')
+    )
+      p.readonly = true;
+    return p;
+  };
+
+  const valueOf = (el: Element, tag: string, role: string): string | undefined => {
+    if (tag === 'input') {
+      const input = el as HTMLInputElement;
+      if (['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(input.type)) return undefined;
+      return input.type === 'password' ? '•'.repeat(input.value.length) : input.value;
+    }
+    if (tag === 'textarea') return (el as HTMLTextAreaElement).value;
+    if (tag === 'select' && role === 'combobox') return (el as HTMLSelectElement).selectedOptions[0]?.label ?? '';
+    if (tag === 'progress' || tag === 'meter') return String((el as HTMLProgressElement).value);
+    if (['slider', 'spinbutton', 'progressbar', 'scrollbar', 'meter'].includes(role))
+      return el.getAttribute('aria-valuetext') ?? el.getAttribute('aria-valuenow') ?? undefined;
+    if ((el as HTMLElement).isContentEditable) return (el as HTMLElement).innerText;
+    return undefined;
+  };
+
+  /** A native <select>'s choices, as Chromium's tree holds them: a popup with its options (and groups). */
+  const selectPopup = (select: HTMLSelectElement): WalkNode => {
+    const c: WalkNode[] = [];
+    for (const kid of Array.from(select.children)) {
+      if (kid.localName === 'option') c.push({ r: 'option', n: clean((kid as HTMLOptionElement).label) });
+      else if (kid.localName === 'optgroup')
+        c.push({
+          r: 'group',
+          n: kid.getAttribute('label') ?? '',
+          c: Array.from(kid.children)
+            .filter((o) => o.localName === 'option')
+            .map((o) => ({ r: 'option', n: clean((o as HTMLOptionElement).label) })),
+        });
+    }
+    return { r: 'MenuListPopup', c };
+  };
+
+  /** The content text of nodes already read, for a name from content. */
+  const readText = (nodes: Array<WalkNode | string>): string => {
+    let out = '';
+    for (const node of nodes) {
+      if (typeof node === 'string') out += node;
+      else if (node.r === 'image' || INTERACTIVE.has(node.r)) out += ` ${node.n ?? ''} `;
+      else if (node.h) out += ` ${node.h.text} `;
+      else if (node.c) out += node.g ? readText(node.c) : ` ${readText(node.c)} `;
+    }
+    return out;
+  };
+
+  /** `mute`: inside a <label> whose text is its control's name (Chromium leaves that text out of its tree too). */
+  type Context = { visible: boolean; pre: boolean; flexParent: boolean; mute: boolean; depth: number };
+
+  const visitChildren = (node: Node, shadow: ShadowRoot | null, ctx: Context, out: Array<WalkNode | string>) => {
+    for (const kid of flatChildren(node, shadow)) visit(kid, ctx, out);
+  };
+
+  const visit = (node: Node, ctx: Context, out: Array<WalkNode | string>): void => {
+    if (node.nodeType === Node.TEXT_NODE) {
+      if (!ctx.visible || ctx.mute) return;
+      const data = (node as Text).data;
+      if (!data) return;
+      out.push(ctx.pre ? data : collapse(data));
+      return;
+    }
+    if (node.nodeType !== Node.ELEMENT_NODE) return;
+    const el = node as Element;
+    const tag = el.localName;
+    if (SKIP_TAGS.has(tag)) return;
+    const style = getComputedStyle(el);
+    const display = style.display;
+    if (display === 'none') return;
+    const visible = style.visibility === 'visible';
+    const pre = /^pre|break-spaces/.test(style.whiteSpace) || /^(preserve|break-spaces)/.test(style.whiteSpaceCollapse ?? '');
+    if (ctx.depth >= options.maxDepth) {
+      // Nesting this deep is no page's structure (the walk would run out of stack): its words, without the structure.
+      const text = visible ? collapse((el as HTMLElement).innerText ?? el.textContent ?? '') : '';
+      if (text.trim()) out.push({ r: 'generic', c: [text] });
+      return;
+    }
+    const inner: Context = {
+      visible,
+      pre,
+      flexParent: /flex|grid/.test(display),
+      mute: ctx.mute || (tag === 'label' && labelsItsControl(el as HTMLLabelElement)),
+      depth: ctx.depth + 1,
+    };
+    const shadow = rootOf(el);
+    if (el.getAttribute('aria-hidden') === 'true') {
+      if (hiddenLeft > 0 && visible && el.children.length > 0 && (el as HTMLElement).innerText !== undefined) {
+        const text = (el as HTMLElement).innerText ?? '';
+        if (text.trim()) {
+          hiddenLeft--;
+          out.push({ r: 'generic', g: 1, h: { text, block: !display.startsWith('inline') } });
+        }
+      }
+      return;
+    }
+    if (display === 'contents' || !visible) {
+      visitChildren(el, shadow, inner, out);
+      return;
+    }
+    let role = roleOf(el, tag);
+    if (role === 'hidden') return;
+    const focusable =
+      (el.hasAttribute('tabindex') &&
+        (el as HTMLElement).tabIndex >= -1 &&
+        !Number.isNaN(Number.parseInt(el.getAttribute('tabindex') ?? '', 10))) ||
+      nativelyFocusable(el, tag);
+    const inline = display.startsWith('inline') || (ctx.flexParent && PHRASING.has(tag));
+    if (role === 'svg') {
+      const name = nameOf(el, tag, 'image', () => '');
+      if (name) out.push({ r: 'image', n: name });
+      return;
+    }
+    if (role === 'Iframe') {
+      const frame: WalkNode = { r: 'Iframe', i: idOf(el), n: clean(nameOf(el, tag, role, () => '')) };
+      const stamp = el.getAttribute(options.frameAttribute);
+      if (stamp !== null) frame.f = stamp;
+      out.push(frame);
+      return;
+    }
+    if (!role || role === 'none' || role === 'generic') {
+      if (focusable) role = 'generic';
+      else if (!inline && role !== 'none') {
+        const c: Array<WalkNode | string> = [];
+        visitChildren(el, shadow, inner, c);
+        if (c.length) out.push({ r: 'generic', c });
+        return;
+      } else {
+        visitChildren(el, shadow, inner, out);
+        return;
+      }
+    }
+    const c: Array<WalkNode | string> = [];
+    if (tag === 'details' && !(el as HTMLDetailsElement).open) {
+      // A closed <details> shows its summary only (the rest is hidden by content-visibility, not display).
+      const summary = Array.from(el.children).find((kid) => kid.localName === 'summary');
+      if (summary) visit(summary, inner, c);
+    } else if (tag === 'select') {
+      if (role === 'combobox') c.push(selectPopup(el as HTMLSelectElement));
+      else visitChildren(el, shadow, inner, c);
+    } else if (tag !== 'input' && tag !== 'textarea' && tag !== 'img') visitChildren(el, shadow, inner, c);
+    const result: WalkNode = { r: role };
+    if (NAMED.has(role) || focusable) {
+      const name = nameOf(el, tag, role, () => readText(c));
+      if (name) result.n = name;
+    }
+    const value = valueOf(el, tag, role);
+    if (value !== undefined && value !== '') result.v = value;
+    const p = states(el, tag, role, focusable);
+    for (const _ in p) {
+      result.p = p;
+      break;
+    }
+    if (INTERACTIVE.has(role) || focusable) result.i = idOf(el);
+    if (tag === 'input' && (el as HTMLInputElement).type === 'password') result.pw = 1;
+    if (c.length) result.c = c;
+    out.push(result);
+  };
+
+  /** A label whose text names a rendered control, with no other control or link inside it. */
+  const labelsItsControl = (label: HTMLLabelElement): boolean => {
+    const control = label.control;
+    if (!control || !control.checkVisibility()) return false;
+    for (const inside of Array.from(label.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')))
+      if (inside !== control) return false;
+    return true;
+  };
+
+  const top: Array<WalkNode | string> = [];
+  const startStyle = start.parentElement ? getComputedStyle(start.parentElement) : null;
+  const ctx: Context = {
+    visible: startStyle ? startStyle.visibility === 'visible' : true,
+    pre: startStyle ? /^pre|break-spaces/.test(startStyle.whiteSpace) : false,
+    flexParent: startStyle ? /flex|grid/.test(startStyle.display) : false,
+    mute: false,
+    depth: 0,
+  };
+  visit(start, ctx, top);
+  const root: WalkNode = options.xpath === undefined ? { r: 'RootWebArea', n: document.title, c: top } : { r: 'generic', g: 1, c: top };
+  return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root });
+}
+
+/**
+ * The reader as a function declaration for CDP's Runtime.callFunctionOn. Bundlers that keep function names (tsx's
+ * esbuild) wrap inner functions in `__name(...)`; the page has no such helper, so it is defined as a no-op around it.
+ */
+export const WALKER_SOURCE = `(() => { const __name = (fn) => fn; return (${walkPage.toString()}); })()`;
