@@ -307,6 +307,7 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
     ins: 'insertion',
     s: 'deletion',
   };
+  const MATHML = 'http://www.w3.org/1998/Math/MathML';
   let hiddenLeft = options.maxHidden;
 
   const collapse = (text: string) => text.replace(/[ \t\n\r\f]+/g, ' ');
@@ -492,8 +493,6 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
         return 'term';
       case 'dd':
         return 'definition';
-      case 'math':
-        return 'math';
       default:
         return INLINE_ROLES[tag] ?? '';
     }
@@ -673,7 +672,9 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
   const visit = (node: Node, ctx: Context, out: Array<WalkNode | string>): void => {
     if (node.nodeType === Node.TEXT_NODE) {
       if (!ctx.visible || ctx.mute) return;
-      const data = (node as Text).data;
+      let data = (node as Text).data;
+      // MathML trims its tokens' text and shows no whitespace between them (`<mi> a </mi><mo> ≠ </mo>` is a≠).
+      if ((node.parentNode as Element | null)?.namespaceURI === MATHML) data = data.trim();
       if (!data) return;
       out.push(ctx.pre ? data : collapse(data));
       return;
@@ -722,7 +723,8 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
         (el as HTMLElement).tabIndex >= -1 &&
         !Number.isNaN(Number.parseInt(el.getAttribute('tabindex') ?? '', 10))) ||
       nativelyFocusable(el, tag);
-    const inline = display.startsWith('inline') || (ctx.flexParent && PHRASING.has(tag));
+    // MathML's parts (`display: math`) flow in their formula's line.
+    const inline = display.startsWith('inline') || display === 'math' || (ctx.flexParent && PHRASING.has(tag));
     if (role === 'svg') {
       const name = nameOf(el, tag, 'image', () => '');
       if (name) out.push({ r: 'image', n: name });
