@@ -273,7 +273,7 @@ export class Renderer {
     if (label && !this.line.length && typeof previous === 'string' && previous.trim() === label) this.lines.pop();
     this.append(this.line.length ? ` ${text}` : text, depth);
     const inner = clean(subtreeText(this.tree, node));
-    const covered = !inner || label.includes(inner) || inner === clean(String(value ?? ''));
+    const covered = !inner || says(label, inner) || says(String(value ?? ''), inner);
     if (!covered || this.hasInteractiveInside(node)) {
       this.flush();
       this.kids(node, depth + 1);
@@ -288,7 +288,7 @@ export class Renderer {
     const space = this.line.length && !/\s$/.test(this.line[this.line.length - 1]!) ? ' ' : '';
     this.append(`${space}[${text}](${ref})${stateList(node) ? ` (${stateList(node)})` : ''}`, depth);
     this.afterLink = true;
-    if (inner && !label.includes(inner)) this.kids(node, depth);
+    if (inner && !says(label, inner)) this.kids(node, depth);
   }
 
   /** The choices of a native <select>, which are in no other line (its options get no refs of their own). */
@@ -319,7 +319,7 @@ export class Renderer {
   private image(node: AXNode, depth: number): void {
     const label = clean(name(node));
     if (label) this.append(`${this.line.length ? ' ' : ''}img: ${label}`, depth);
-    if (!label || !label.includes(clean(subtreeText(this.tree, node)))) this.kids(node, depth);
+    if (!label || !says(label, subtreeText(this.tree, node))) this.kids(node, depth);
   }
 
   private row(node: AXNode, depth: number): void {
@@ -400,6 +400,14 @@ function urlLabel(href: string): string {
     // Not a URL, or a malformed escape: the href as it is.
   }
   return label.length > MAX_URL_LABEL ? `${label.slice(0, MAX_URL_LABEL - 1)}…` : label;
+}
+
+/**
+ * Whether a name already says all of a text: spacing aside, since a name puts spaces between the pieces its content
+ * runs together (`<a><span>Home</span><img alt="logo"></a>` is named "Home logo", its text is "Home").
+ */
+function says(name: string, text: string): boolean {
+  return name.replace(/\s+/g, '').includes(text.replace(/\s+/g, ''));
 }
 
 export function clean(text: string): string {

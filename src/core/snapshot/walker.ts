@@ -725,7 +725,8 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
       nativelyFocusable(el, tag);
     // MathML's parts (`display: math`) flow in their formula's line.
     const inline = display.startsWith('inline') || display === 'math' || (ctx.flexParent && PHRASING.has(tag));
-    if (role === 'svg') {
+    if (tag === 'svg') {
+      // A drawing: its name, never its text (glyphs, <desc>), whatever its role.
       const name = nameOf(el, tag, 'image', () => '');
       if (name) out.push({ r: 'image', n: name });
       return;
@@ -757,7 +758,7 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
     } else if (tag === 'select') {
       if (role === 'combobox') c.push(selectPopup(el as HTMLSelectElement));
       else visitChildren(el, shadow, inner, c);
-    } else if (tag !== 'input' && tag !== 'textarea' && tag !== 'img') visitChildren(el, shadow, inner, c);
+    } else if (tag !== 'input' && tag !== 'textarea' && tag !== 'img' && role !== 'image') visitChildren(el, shadow, inner, c);
     const result: WalkNode = { r: role };
     if (NAMED.has(role) || focusable) {
       const name = nameOf(el, tag, role, () => readText(c));
