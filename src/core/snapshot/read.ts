@@ -3,7 +3,7 @@ import { HAS_CLOSED_SHADOW } from '../settle/page-script.js';
 import type { AXNode, AXTree } from './ax.js';
 import type { CDPSession } from 'playwright-core';
 import type { Cdp } from './cdp.js';
-import type { HiddenText } from './render.js';
+import { INTERACTIVE, type HiddenText } from './render.js';
 import { MAX_PAGE_ELEMENTS, pageTooLarge } from './size.js';
 import { WALKER_SOURCE, WALKER_STATE_KEY, type WalkNode, type WalkOptions, type WalkResult } from './walker.js';
 
@@ -112,6 +112,7 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<
     maxHidden: MAX_HIDDEN_REGIONS,
     maxDepth: MAX_DEPTH,
     frameAttribute: FRAME_ATTRIBUTE,
+    interactiveRoles: [...INTERACTIVE],
   };
   // Whether the page made a closed shadow root is asked beside the read; only then is it read again with those roots.
   const [first, closedShadow] = await Promise.all([

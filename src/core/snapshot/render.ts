@@ -7,7 +7,7 @@ export interface HiddenText {
 }
 
 /** Roles a user acts on; each gets a ref. Focusable nodes of other roles get one too. */
-const INTERACTIVE = new Set([
+export const INTERACTIVE = new Set([
   'button',
   'link',
   'textbox',

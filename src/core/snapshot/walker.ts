@@ -42,6 +42,8 @@ export interface WalkOptions {
   maxDepth: number;
   /** Attribute naming an iframe's frame id (stamped by the server when iframes are read). */
   frameAttribute: string;
+  /** Roles a user acts on (the renderer's): their elements get ids for refs. */
+  interactiveRoles: string[];
 }
 
 export type WalkResult =
@@ -128,27 +130,7 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
     'video',
     'map',
   ]);
-  const INTERACTIVE = new Set([
-    'button',
-    'link',
-    'textbox',
-    'searchbox',
-    'checkbox',
-    'radio',
-    'combobox',
-    'listbox',
-    'option',
-    'menuitem',
-    'menuitemcheckbox',
-    'menuitemradio',
-    'tab',
-    'switch',
-    'slider',
-    'spinbutton',
-    'treeitem',
-    'DisclosureTriangle',
-    'scrollbar',
-  ]);
+  const INTERACTIVE = new Set(options.interactiveRoles);
   /** Roles whose name comes from their content when nothing else names them. */
   const NAME_FROM_CONTENT = new Set([
     'button',
