@@ -5,10 +5,10 @@ import { chromium } from 'playwright-core';
 
 /**
  * Flags without which Chromium stalls on a closed network or in a container; and one that keeps the renderer from
- * building an accessibility tree for the browser process. The page text asks for the tree itself, per page, over CDP.
- * Forcing it on (`--force-renderer-accessibility=basic`, our default before) read a 5,000-element page about 25%
- * faster, but left a 200,000-element page's renderer busy sending its tree to the browser for tens of seconds after
- * load, unable to answer even the cheapest call (docs/pagetext.md, "Big pages and the other sessions").
+ * building an accessibility tree for the browser process: the page text reads the page with its own walk in the page
+ * and needs none. Forcing it on (`--force-renderer-accessibility=basic`, our default before) left a 200,000-element
+ * page's renderer busy sending its tree to the browser for tens of seconds after load, unable to answer even the
+ * cheapest call (docs/pagetext.md, "Big pages and the other sessions").
  */
 export const DEFAULT_CHROMIUM_ARGS = [
   '--no-sandbox',

@@ -13,7 +13,7 @@ export interface FrameRefs {
   read: FrameRead;
 }
 
-/** Marks each iframe element with its session frame id, so an iframe met in the accessibility tree maps to its Frame. */
+/** Marks each iframe element with its session frame id, so an iframe the reader meets maps to its Frame. */
 export async function stampFrames(session: Session, timeoutMs: number): Promise<void> {
   const children = session.page.frames().filter((frame) => frame.parentFrame() && !frame.isDetached());
   await Promise.all(

@@ -39,7 +39,7 @@ export async function takeSnapshot(session: Session, options: SnapshotOptions = 
     return await readSnapshot(session, options, ctx);
   } catch (err) {
     if (!(err instanceof ServiceError) || err.code !== 'timeout') throw err;
-    // A read that timed out may leave the renderer busy with it (a huge DOM's accessibility tree), holding up even
+    // A read that timed out may leave the renderer busy with it (a huge DOM, a script loop), holding up even
     // navigating away: the page is checked and replaced before the next operation if it no longer answers.
     session.checkResponsive();
     throw readTimeout(err, Math.round(performance.now() - started));

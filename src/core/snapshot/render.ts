@@ -102,7 +102,7 @@ export class RefNumbers {
 }
 
 /**
- * Renders one frame's accessibility tree as compact text lines; refs are `${refPrefix}${number}`, numbered by `numbers`
+ * Renders one frame's tree (read.ts) as compact text lines; refs are `${refPrefix}${number}`, numbered by `numbers`
  * (`refPrefix` is `${frameId}-`, or empty for the main frame when no iframe's content is inlined).
  */
 export class Renderer {
