@@ -289,18 +289,20 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     expect(await codeOf(on((session) => resolveRef(session, ref)))).toBe('ref_not_found');
   });
 
-  it('spaces text as the page shows it: inline pieces apart, MathML tokens together, an onclick anchor a link', async () => {
+  it('lays text out as the page shows it: inline pieces apart, MathML tokens together, blocks without a role apart, an onclick anchor a link', async () => {
     await open('/pages/form.html');
     await on((session) =>
       session.page.setContent(
         '<p>By <span>Ana</span> <span>Ruiz</span></p>' +
           '<p>When <math><mi>\n a \n</mi> <mo> ≠ </mo>\n<mn> 0 </mn></math> it holds.</p>' +
-          '<a onclick="this.textContent = \'shared\'">Share on Facebook</a>',
+          '<a onclick="this.textContent = \'shared\'">Share on Facebook</a>' +
+          '<div role="presentation">First block</div><div role="none">Second block</div>',
       ),
     );
     const snapshot = await read();
     expect(snapshot.text).toContain('By Ana Ruiz');
     expect(snapshot.text).toContain('When a≠0 it holds.');
+    expect(snapshot.text.split('\n')).toEqual(expect.arrayContaining(['First block', 'Second block']));
     const share = refOf(snapshot, 'Share on Facebook');
     await on(async (session) => (await resolveRef(session, share)).click());
     expect((await read()).text).toContain('shared');

@@ -402,8 +402,6 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
         return 'heading';
       case 'img':
         return el.getAttribute('alt') === '' && !el.hasAttribute('title') && !el.hasAttribute('aria-label') ? 'none' : 'image';
-      case 'svg':
-        return 'svg';
       case 'ul':
       case 'ol':
       case 'menu':
@@ -722,7 +720,8 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
     }
     if (!role || role === 'none' || role === 'generic') {
       if (focusable) role = 'generic';
-      else if (!inline && role !== 'none') {
+      // role=none takes the semantics away, not the layout: a block stays a block.
+      else if (!inline) {
         const c: Array<WalkNode | string> = [];
         visitChildren(el, shadow, inner, c);
         if (c.length) out.push({ r: 'generic', c });
