@@ -26,13 +26,8 @@ export const INTERACTIVE = new Set([
   'spinbutton',
   'treeitem',
   'DisclosureTriangle',
-  'ToggleButton',
-  'PopUpButton',
   'scrollbar',
-  'textField',
 ]);
-/** Never shown, and their subtrees neither (list bullets and glyph boxes duplicate other text). */
-const SKIP = new Set(['InlineTextBox', 'ListMarker']);
 /** Containers worth a line of their own, with their content indented under them. */
 const LANDMARKS = new Set(['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'search', 'dialog', 'alertdialog']);
 /** Inline formatting: its text joins the surrounding line. */
@@ -48,23 +43,14 @@ const INLINE = new Set([
   'abbr',
   'deletion',
   'insertion',
-  'Abbr',
-  'none',
 ]);
-/** Chromium-internal role names, said the way a reader knows them. */
-const DISPLAY_ROLE: Record<string, string> = {
-  DisclosureTriangle: 'summary',
-  ToggleButton: 'button',
-  PopUpButton: 'button',
-  textField: 'textbox',
-};
-const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader', 'LayoutTableCell']);
-const ROWS = new Set(['row', 'LayoutTableRow']);
+/** Role names of the reader's own, said the way a reader knows them. */
+const DISPLAY_ROLE: Record<string, string> = { DisclosureTriangle: 'summary' };
+const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader']);
 /** Options of a native <select> listed on its line; a country list stops after this many. */
 const MAX_OPTIONS = 30;
 /** Longest stand-in text of a nameless link, in characters. */
 const MAX_URL_LABEL = 40;
-const NOT_FOCUS_TARGETS = new Set(['RootWebArea', 'Iframe', 'WebArea', 'IframePresentational']);
 
 export interface RenderedRef {
   role: string;
@@ -142,7 +128,6 @@ export class Renderer {
 
   private node(node: AXNode, depth: number, mixed: boolean): void {
     const r = role(node);
-    if (SKIP.has(r)) return;
     const hidden = node.ignored && node.elementId !== undefined ? this.hiddenText.get(node.elementId) : undefined;
     if (hidden !== undefined) return this.shownButHidden(hidden, depth);
     if (node.ignored) return this.kids(node, depth);
@@ -153,7 +138,7 @@ export class Renderer {
     if (r === 'heading') return this.block(node, depth, `${'#'.repeat(Number(property(node, 'level') ?? 2))} `);
     if (r === 'image' || r === 'img' || (r === 'figure' && name(node))) return this.image(node, depth);
     if (r === 'listitem') return this.block(node, depth, '- ');
-    if (ROWS.has(r)) return this.row(node, depth);
+    if (r === 'row') return this.row(node, depth);
     if (CELLS.has(r)) return this.kids(node, depth);
     if (LANDMARKS.has(r) || ((r === 'region' || r === 'form' || r === 'group') && name(node))) {
       this.flush();
@@ -184,7 +169,7 @@ export class Renderer {
     if (!value.trim()) return void (this.line.length && !value.includes('\n') && this.line.push(' '));
     // Only preformatted text (<pre>, white-space: pre*) keeps a line break in its accessible text: code stays code.
     if (value.includes('\n') && this.rowDepth === 0) return this.preformatted(value, depth);
-    // Whitespace between a link and the next text is its own DOM text node, which the tree drops.
+    // A word right after a link (`<a>US$</a>36,254`) gets a space, so the ref does not run into it: `[US$](9) 36,254`.
     const last = this.line[this.line.length - 1];
     if (last?.endsWith(')') && this.afterLink && /^[\p{L}\p{N}]/u.test(value)) value = ` ${value}`;
     this.afterLink = false;
@@ -234,7 +219,7 @@ export class Renderer {
 
   private isInteractive(node: AXNode, r: string): boolean {
     if (INTERACTIVE.has(r)) return !(r === 'option' && this.inNativeSelect(node));
-    return property(node, 'focusable') === true && !NOT_FOCUS_TARGETS.has(r);
+    return property(node, 'focusable') === true;
   }
 
   /** An option of a native <select>: under its MenuListPopup, possibly through ignored wrappers. */
@@ -360,7 +345,7 @@ function subtreeText(tree: AXTree, node: AXNode): string {
   let out = '';
   for (const id of node.childIds ?? []) {
     const kid = tree.nodes.get(id);
-    if (!kid || SKIP.has(role(kid))) continue;
+    if (!kid) continue;
     out += role(kid) === 'StaticText' ? name(kid) : subtreeText(tree, kid);
   }
   return out;
