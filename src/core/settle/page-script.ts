@@ -24,6 +24,15 @@ export const ANIMATION_CAP_MS = 1_000;
 /** The event type the tracker answers: random per process, so a page cannot listen for it. */
 const KEY = randomBytes(12).toString('hex');
 
+/** Asks a window's tracker: `(win, command) => reply`, null where there is no tracker or the window is out of reach. */
+const ASK = `(win, command) => {
+  try {
+    const event = new win.CustomEvent(${JSON.stringify(KEY)}, { detail: { command, reply: null } });
+    win.document.dispatchEvent(event);
+    return event.detail.reply;
+  } catch { return null; }
+}`;
+
 /** The install script: an expression that installs the tracker (true) or finds it there already (false). */
 export const INSTALL_TRACKER = `(() => {
   const KEY = ${JSON.stringify(KEY)}, SHORT = ${SHORT_TIMER_MS}, CHAIN = ${CHAIN_MS}, ANIM_CAP = ${ANIMATION_CAP_MS};
@@ -104,6 +113,7 @@ export const INSTALL_TRACKER = `(() => {
     for (const entry of transitions) if (entry.target === event.target && entry.property === event.propertyName) transitions.delete(entry);
   };
   listen('transitionend', ended);
+  listen('transitioncancel', ended);
   // Whether the document has made a closed shadow root: the page text's reader cannot reach one from a script and
   // asks the browser for them only then.
   let closedShadow = false;
@@ -117,7 +127,6 @@ export const INSTALL_TRACKER = `(() => {
       },
     });
   }
-  listen('transitioncancel', ended);
   const answer = (command) => {
     const t = now();
     if (command === 'mark') state.mark = t;
@@ -164,14 +173,7 @@ export const INSTALL_TRACKER = `(() => {
  */
 export function probeScript(command: 'probe' | 'mark'): string {
   return `(() => {
-  const KEY = ${JSON.stringify(KEY)};
-  const ask = (win) => {
-    try {
-      const event = new win.CustomEvent(KEY, { detail: { command: ${JSON.stringify(command)}, reply: null } });
-      win.document.dispatchEvent(event);
-      return event.detail.reply;
-    } catch { return null; }
-  };
+  const ask = (win) => (${ASK})(win, ${JSON.stringify(command)});
   let fresh = false;
   let top = ask(window);
   if (!top) { fresh = ${INSTALL_TRACKER}; top = ask(window); }
@@ -216,10 +218,4 @@ export interface Probe {
 }
 
 /** Whether the document has made a closed shadow root since the tracker was installed (false without a tracker). */
-export const HAS_CLOSED_SHADOW = `(() => {
-  try {
-    const event = new CustomEvent(${JSON.stringify(KEY)}, { detail: { command: 'shadow', reply: null } });
-    document.dispatchEvent(event);
-    return event.detail.reply === true;
-  } catch { return false; }
-})()`;
+export const HAS_CLOSED_SHADOW = `(${ASK})(window, 'shadow') === true`;

@@ -307,11 +307,13 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
     if (node.nodeType === Node.TEXT_NODE) return (node as Text).data;
     if (node.nodeType !== Node.ELEMENT_NODE && node.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return '';
     if (node === skip) return '';
+    let block = false;
     if (node.nodeType === Node.ELEMENT_NODE) {
       const el = node as Element;
       if (SKIP_TAGS.has(el.localName) || el.getAttribute('aria-hidden') === 'true') return '';
       const style = getComputedStyle(el);
       if (style.display === 'none' || style.visibility === 'hidden') return '';
+      block = !style.display.startsWith('inline');
       const tag = el.localName;
       if (tag === 'img' || tag === 'area') return ` ${el.getAttribute('alt') ?? ''} `;
       if (tag === 'input') {
@@ -329,8 +331,7 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
     const shadow = node.nodeType === Node.ELEMENT_NODE ? rootOf(el) : null;
     let out = '';
     for (const kid of flatChildren(node, shadow)) out += textOf(kid, skip);
-    if (node.nodeType === Node.ELEMENT_NODE && !getComputedStyle(el).display.startsWith('inline')) out = ` ${out} `;
-    return out;
+    return block ? ` ${out} ` : out;
   };
 
   /** The children of a node in the flat tree: its shadow root's content, a slot's assigned nodes, or its own children. */
