@@ -1,10 +1,17 @@
 /**
  * What recording costs: a 10-step session (navigate, observe, three fills with a %secret%, a sign-in click, then two
- * pages by link) run with recording off and on (screenshots and DOM snapshots), interleaved, several rounds. Reports
- * the median navigate and act latency per mode, their ratio (goal: under 1.3x), the trace zip's size and the time
- * to answer it. Off is the path every session without `record` takes (only the action log entry is added).
+ * pages by link) run with recording off, with DOM snapshots only, with screenshots only, and with both, interleaved,
+ * several rounds. Reports the median navigate and act latency per mode and their ratio to off (goal: under 1.3x with
+ * both), the trace zip's size and the time to answer it. Off is the path every session without `record` takes (only
+ * the action log entry is added).
+ *
+ * Then the floor: the same steps in bare Playwright (page.goto, locator.fill, locator.click on the same pages, same
+ * browser and flags, no code of ours) with `context.tracing.start` given the same options. What Playwright's own
+ * recorders cost there, this project cannot take away while the trace is Playwright's.
  */
+import { chromium, type Page } from 'playwright-core';
 import type { Action, ObservedAction } from '../src/core/act/index.js';
+import { DEFAULT_CHROMIUM_ARGS, findBrowserExecutable } from '../src/core/browser.js';
 import { silentLogger } from '../src/core/logger.js';
 import type { RecordOption } from '../src/core/recording/index.js';
 import { BrowserService } from '../src/core/service.js';
@@ -58,40 +65,83 @@ async function session(service: BrowserService, site: SiteServer, record: Record
   }
 }
 
+/** The same steps in bare Playwright: what its tracing costs with no code of ours around it. */
+async function bareSession(page: Page, site: SiteServer, into: Timings): Promise<void> {
+  const timed = async (list: number[], work: () => Promise<unknown>) => {
+    const started = performance.now();
+    await work();
+    list.push(performance.now() - started);
+  };
+  await timed(into.navigate, () => page.goto(site.url('/recording/login.html')));
+  await timed(into.act, () => page.getByRole('textbox', { name: 'Username' }).fill('alice'));
+  await timed(into.act, () => page.getByRole('textbox', { name: 'One-time code' }).fill('otp-918273'));
+  await timed(into.act, () => page.getByLabel('Password').fill('S3cr3t-Passw0rd!'));
+  await timed(into.act, () => page.getByRole('button', { name: 'Sign in' }).click());
+  await timed(into.act, () => page.getByRole('link', { name: 'Statements' }).click());
+  await timed(into.act, () => page.getByRole('link', { name: 'Settings' }).click());
+  await timed(into.navigate, () => page.goto(site.url('/recording/statements.html')));
+}
+
+const MODES: Array<{ name: string; record: RecordOption | undefined }> = [
+  { name: 'off', record: undefined },
+  { name: 'snapshots', record: { screenshots: false, snapshots: true } },
+  { name: 'screenshots', record: { screenshots: true, snapshots: false } },
+  { name: 'both', record: { screenshots: true, snapshots: true } },
+];
+
+function ratioTable(title: string, timings: Map<string, Timings>): void {
+  const row = (key: 'navigate' | 'act') => {
+    const off = median(timings.get('off')![key]);
+    const cells = MODES.map(({ name }) => median(timings.get(name)![key]));
+    return [key, timings.get('off')![key].length, ...cells, ...MODES.slice(1).map((_, i) => `${(cells[i + 1]! / off).toFixed(2)}x`)];
+  };
+  printTable(
+    title,
+    ['operation', 'calls per mode', ...MODES.map(({ name }) => name), ...MODES.slice(1).map(({ name }) => `${name} / off`)],
+    [row('navigate'), row('act')],
+  );
+}
+
+const empty = (): Timings => ({ navigate: [], act: [] });
+
 export async function run(): Promise<void> {
   const service = new BrowserService({ logger: silentLogger() });
   const site = await startSiteServer();
-  const off: Timings = { navigate: [], act: [] };
-  const on: Timings = { navigate: [], act: [] };
+  const ours = new Map(MODES.map(({ name }) => [name, empty()]));
+  const bare = new Map(MODES.map(({ name }) => [name, empty()]));
   const sizes: number[] = [];
   const exports: number[] = [];
+  const browser = await chromium.launch({ executablePath: findBrowserExecutable(undefined)?.path, args: DEFAULT_CHROMIUM_ARGS });
   try {
-    // One session first so Chromium's start is in neither mode's figures.
-    await session(service, site, undefined, { navigate: [], act: [] });
+    // One session first so Chromium's start is in no mode's figures.
+    await session(service, site, undefined, empty());
     for (let round = 0; round < ROUNDS; round++) {
-      await session(service, site, undefined, off);
-      const recorded: Timings = { navigate: [], act: [] };
-      await session(service, site, { screenshots: true, snapshots: true }, recorded);
-      on.navigate.push(...recorded.navigate);
-      on.act.push(...recorded.act);
-      sizes.push(recorded.traceBytes!);
-      exports.push(recorded.exportMs!);
+      for (const { name, record } of MODES) {
+        const recorded = empty();
+        await session(service, site, record, recorded);
+        ours.get(name)!.navigate.push(...recorded.navigate);
+        ours.get(name)!.act.push(...recorded.act);
+        if (name === 'both') {
+          sizes.push(recorded.traceBytes!);
+          exports.push(recorded.exportMs!);
+        }
+      }
+      for (const { name, record } of MODES) {
+        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        if (record && record !== true) await context.tracing.start({ screenshots: record.screenshots, snapshots: record.snapshots });
+        await bareSession(await context.newPage(), site, bare.get(name)!);
+        await context.close();
+      }
     }
-    const row = (name: string, key: 'navigate' | 'act') => {
-      const [a, b] = [median(off[key]), median(on[key])];
-      return [name, off[key].length, a, b, `${(b / a).toFixed(2)}x`];
-    };
+    ratioTable(`Recording off and on, ${ROUNDS} rounds of a 10-step session, median ms`, ours);
+    ratioTable(`The floor: the same steps in bare Playwright with the same tracing options, ${ROUNDS} rounds, median ms`, bare);
     printTable(
-      `Recording off vs on (screenshots + snapshots), ${ROUNDS} rounds of a 10-step session, median ms`,
-      ['operation', 'calls per mode', 'off', 'on', 'on / off'],
-      [row('navigate', 'navigate'), row('act', 'act')],
-    );
-    printTable(
-      'Trace of the 10-step session',
+      'Trace of the 10-step session (screenshots + snapshots)',
       ['zip size (median)', 'answering it (median ms)'],
       [[`${(median(sizes) / 1024).toFixed(0)} KiB`, median(exports)]],
     );
   } finally {
+    await browser.close();
     await service.close();
     await site.close();
   }
