@@ -75,13 +75,12 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const inlined = options.iframes === true && page.frames().length > 1;
   session.state.set(MAIN_REF_FRAME, mainId);
   const renderer = new Renderer(
-    read.tree,
     inlined ? `${mainId}-` : '',
     options.iframes ?? false,
     refNumbers(session, mainId, read.document),
     read.hidden,
   );
-  renderer.render(read.tree.root);
+  renderer.render(read.root);
   const frames: FrameRefs[] = [{ frameId: mainId, refs: renderer.refs, read }];
   if (options.iframes) await fillFrameSlots(session, renderer.lines.filter(isSlot), read, cdp, callTimeoutMs, frames);
 

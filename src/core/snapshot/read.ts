@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import { HAS_CLOSED_SHADOW } from '../settle/page-script.js';
-import type { AXNode, AXTree } from './ax.js';
+import type { PageNode } from './tree.js';
 import type { CDPSession } from 'playwright-core';
 import type { Cdp } from './cdp.js';
 import { INTERACTIVE, type HiddenText } from './render.js';
@@ -71,7 +71,7 @@ export function isStaleWorld(err: unknown): boolean {
 
 /** One frame read by the in-page reader: the tree the renderer walks, and what it needs beside it. */
 export interface FrameRead {
-  tree: AXTree;
+  root: PageNode;
   /** The document's token: another value means a new document (ref numbers start again). */
   document: string;
   title: string;
@@ -215,31 +215,17 @@ interface DomNode {
   contentDocument?: DomNode;
 }
 
-/** The reader's answer as the tree the renderer walks (the shape of Chromium's accessibility nodes). */
+/** The reader's answer as the tree the renderer walks, with what it needs beside it gathered on the way. */
 function toTree(top: WalkNode): Omit<FrameRead, 'document' | 'title' | 'worlds'> {
-  const nodes = new Map<string, AXNode>();
   const hidden = new Map<number, HiddenText>();
   const passwords = new Set<number>();
   const frameStamps = new Map<number, string>();
-  let next = 0;
   let hiddenId = -1;
-  const add = (walked: WalkNode | string, parentId: string | undefined): AXNode => {
-    const nodeId = String(next++);
-    if (typeof walked === 'string') {
-      const text: AXNode = {
-        nodeId,
-        ignored: false,
-        role: { type: 'role', value: 'StaticText' },
-        name: { type: 'string', value: walked },
-        parentId,
-      };
-      nodes.set(nodeId, text);
-      return text;
-    }
-    const node: AXNode = { nodeId, ignored: walked.g === 1, role: { type: 'role', value: walked.r }, parentId };
-    if (walked.n !== undefined) node.name = { type: 'string', value: walked.n };
-    if (walked.v !== undefined) node.value = { type: 'string', value: walked.v };
-    if (walked.p) node.properties = Object.entries(walked.p).map(([name, value]) => ({ name, value: { type: 'value', value } }));
+  const add = (walked: WalkNode | string, parent: PageNode | undefined): PageNode => {
+    if (typeof walked === 'string') return { role: 'StaticText', name: walked, ignored: false, parent, children: [] };
+    const node: PageNode = { role: walked.r, name: walked.n ?? '', ignored: walked.g === 1, parent, children: [] };
+    if (walked.v !== undefined) node.value = walked.v;
+    if (walked.p) node.props = walked.p;
     if (walked.i !== undefined) node.elementId = walked.i;
     if (walked.h) {
       node.elementId = hiddenId--;
@@ -247,12 +233,10 @@ function toTree(top: WalkNode): Omit<FrameRead, 'document' | 'title' | 'worlds'>
     }
     if (walked.pw && walked.i !== undefined) passwords.add(walked.i);
     if (walked.f !== undefined && walked.i !== undefined) frameStamps.set(walked.i, walked.f);
-    nodes.set(nodeId, node);
-    if (walked.c) node.childIds = walked.c.map((kid) => add(kid, nodeId).nodeId);
+    if (walked.c) node.children = walked.c.map((kid) => add(kid, node));
     return node;
   };
-  const root = add(top, undefined);
-  return { tree: { nodes, root }, hidden, passwords, frameStamps };
+  return { root: add(top, undefined), hidden, passwords, frameStamps };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { name, property, role, type AXNode, type AXTree } from './ax.js';
+import type { PageNode } from './tree.js';
 
 /** What an aria-hidden region shows, and whether it is a block of its own (not inline in the text around it). */
 export interface HiddenText {
@@ -103,7 +103,6 @@ export class Renderer {
   private afterLink = false;
 
   constructor(
-    private readonly tree: AXTree,
     private readonly refPrefix: string,
     private readonly iframes: boolean,
     private readonly numbers: RefNumbers,
@@ -111,39 +110,30 @@ export class Renderer {
     private readonly hiddenText: ReadonlyMap<number, HiddenText> = new Map(),
   ) {}
 
-  render(root: AXNode, depth = 0): Array<string | FrameSlot> {
+  render(root: PageNode, depth = 0): Array<string | FrameSlot> {
     this.node(root, depth, false);
     this.flush();
     return this.lines;
   }
 
-  private children(node: AXNode): AXNode[] {
-    const out: AXNode[] = [];
-    for (const id of node.childIds ?? []) {
-      const child = this.tree.nodes.get(id);
-      if (child) out.push(child);
-    }
-    return out;
-  }
-
-  private node(node: AXNode, depth: number, mixed: boolean): void {
-    const r = role(node);
+  private node(node: PageNode, depth: number, mixed: boolean): void {
+    const r = node.role;
     const hidden = node.ignored && node.elementId !== undefined ? this.hiddenText.get(node.elementId) : undefined;
     if (hidden !== undefined) return this.shownButHidden(hidden, depth);
     if (node.ignored) return this.kids(node, depth);
-    if (r === 'StaticText') return this.text(name(node), depth);
+    if (r === 'StaticText') return this.text(node.name, depth);
     if (r === 'LineBreak') return this.flush();
-    if (r === 'Iframe' || r === 'IframePresentational') return this.iframe(node, depth);
+    if (r === 'Iframe') return this.iframe(node, depth);
     if (this.isInteractive(node, r)) return this.control(node, r, depth);
-    if (r === 'heading') return this.block(node, depth, `${'#'.repeat(Number(property(node, 'level') ?? 2))} `);
-    if (r === 'image' || r === 'img' || (r === 'figure' && name(node))) return this.image(node, depth);
+    if (r === 'heading') return this.block(node, depth, `${'#'.repeat(Number(node.props?.level ?? 2))} `);
+    if (r === 'image' || (r === 'figure' && node.name)) return this.image(node, depth);
     if (r === 'listitem') return this.block(node, depth, '- ');
     if (r === 'row') return this.row(node, depth);
     if (CELLS.has(r)) return this.kids(node, depth);
-    if (LANDMARKS.has(r) || ((r === 'region' || r === 'form' || r === 'group') && name(node))) {
+    if (LANDMARKS.has(r) || ((r === 'region' || r === 'form' || r === 'group') && node.name)) {
       this.flush();
-      if (this.rowDepth === 0) this.lines.push(`${indent(depth)}${r}:${name(node) ? ` ${clean(name(node))}` : ''}`);
-      this.header = clean(name(node));
+      if (this.rowDepth === 0) this.lines.push(`${indent(depth)}${r}:${node.name ? ` ${clean(node.name)}` : ''}`);
+      this.header = clean(node.name);
       this.kids(node, depth + 1);
       return this.flush();
     }
@@ -151,13 +141,13 @@ export class Renderer {
     this.block(node, depth, '');
   }
 
-  private kids(node: AXNode, depth: number): void {
-    const kids = this.children(node);
-    const mixed = kids.some((kid) => role(kid) === 'StaticText' && name(kid).trim() !== '');
+  private kids(node: PageNode, depth: number): void {
+    const kids = node.children;
+    const mixed = kids.some((kid) => kid.role === 'StaticText' && kid.name.trim() !== '');
     for (const kid of kids) this.node(kid, depth, mixed);
   }
 
-  private block(node: AXNode, depth: number, prefix: string): void {
+  private block(node: PageNode, depth: number, prefix: string): void {
     this.flush();
     if (prefix) this.append(prefix, depth);
     this.kids(node, depth);
@@ -217,28 +207,24 @@ export class Renderer {
     else this.lines.push(indent(this.lineDepth) + text);
   }
 
-  private isInteractive(node: AXNode, r: string): boolean {
+  private isInteractive(node: PageNode, r: string): boolean {
     if (INTERACTIVE.has(r)) return !(r === 'option' && this.inNativeSelect(node));
-    return property(node, 'focusable') === true;
+    return node.props?.focusable === true;
   }
 
   /** An option of a native <select>: under its MenuListPopup, possibly through ignored wrappers. */
-  private inNativeSelect(node: AXNode): boolean {
-    for (let parent = this.parent(node); parent; parent = this.parent(parent)) {
-      if (role(parent) === 'MenuListPopup') return true;
+  private inNativeSelect(node: PageNode): boolean {
+    for (let parent = node.parent; parent; parent = parent.parent) {
+      if (parent.role === 'MenuListPopup') return true;
       if (!parent.ignored) return false;
     }
     return false;
   }
 
-  private parent(node: AXNode): AXNode | undefined {
-    return node.parentId ? this.tree.nodes.get(node.parentId) : undefined;
-  }
-
   /** `[ref] role: name = "value" (states)`; text before it on the same line stays, the element ends the line. */
-  private control(node: AXNode, r: string, depth: number): void {
+  private control(node: PageNode, r: string, depth: number): void {
     // A focusable element without a name (a div with tabindex) is labelled by its text.
-    const label = clean(name(node)) || (this.hasInteractiveInside(node) ? '' : clean(subtreeText(this.tree, node)));
+    const label = clean(node.name) || (this.hasInteractiveInside(node) ? '' : clean(subtreeText(node)));
     const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId)}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
@@ -246,7 +232,7 @@ export class Renderer {
     let text = `[${ref}] ${DISPLAY_ROLE[r] ?? r}`;
     if (label) text += `: ${label}`;
     else if (href) text += `: ${urlLabel(href)}`;
-    const value = node.value?.value;
+    const value = node.value;
     if (value !== undefined && value !== '' && String(value) !== label && r !== 'link') text += ` = ${JSON.stringify(String(value))}`;
     const states = stateList(node);
     if (states) text += ` (${states})`;
@@ -257,7 +243,7 @@ export class Renderer {
     const previous = this.lines[this.lines.length - 1];
     if (label && !this.line.length && typeof previous === 'string' && previous.trim() === label) this.lines.pop();
     this.append(this.line.length ? ` ${text}` : text, depth);
-    const inner = clean(subtreeText(this.tree, node));
+    const inner = clean(subtreeText(node));
     const covered = !inner || says(label, inner) || says(String(value ?? ''), inner);
     if (!covered || this.hasInteractiveInside(node)) {
       this.flush();
@@ -267,9 +253,9 @@ export class Renderer {
   }
 
   /** Links read as Markdown links inside the text, the ref standing where the URL would: `[Pricing](41)`. */
-  private link(node: AXNode, label: string, ref: string, href: string | undefined, depth: number): void {
+  private link(node: PageNode, label: string, ref: string, href: string | undefined, depth: number): void {
     const text = (label || (href ? urlLabel(href) : 'link')).replace(/[[\]]/g, '');
-    const inner = clean(subtreeText(this.tree, node));
+    const inner = clean(subtreeText(node));
     const space = this.line.length && !/\s$/.test(this.line[this.line.length - 1]!) ? ' ' : '';
     this.append(`${space}[${text}](${ref})${stateList(node) ? ` (${stateList(node)})` : ''}`, depth);
     this.afterLink = true;
@@ -277,14 +263,14 @@ export class Renderer {
   }
 
   /** The choices of a native <select>, which are in no other line (its options get no refs of their own). */
-  private selectOptions(node: AXNode): string {
-    const popup = this.children(node).find((kid) => role(kid) === 'MenuListPopup');
+  private selectOptions(node: PageNode): string {
+    const popup = node.children.find((kid) => kid.role === 'MenuListPopup');
     if (!popup) return '';
     const names: string[] = [];
-    const collect = (container: AXNode) => {
-      for (const kid of this.children(container)) {
-        if (role(kid) === 'option') names.push(clean(name(kid)));
-        else if (kid.ignored || role(kid) === 'group') collect(kid);
+    const collect = (container: PageNode) => {
+      for (const kid of container.children) {
+        if (kid.role === 'option') names.push(clean(kid.name));
+        else if (kid.ignored || kid.role === 'group') collect(kid);
       }
     };
     collect(popup);
@@ -292,25 +278,25 @@ export class Renderer {
     return names.length > MAX_OPTIONS ? `${shown} | … (${names.length - MAX_OPTIONS} more)` : shown;
   }
 
-  private hasInteractiveInside(node: AXNode): boolean {
-    for (const kid of this.children(node)) {
-      const r = role(kid);
+  private hasInteractiveInside(node: PageNode): boolean {
+    for (const kid of node.children) {
+      const r = kid.role;
       if (!kid.ignored && r !== 'StaticText' && this.isInteractive(kid, r)) return true;
       if (this.hasInteractiveInside(kid)) return true;
     }
     return false;
   }
 
-  private image(node: AXNode, depth: number): void {
-    const label = clean(name(node));
+  private image(node: PageNode, depth: number): void {
+    const label = clean(node.name);
     if (label) this.append(`${this.line.length ? ' ' : ''}img: ${label}`, depth);
-    if (!label || !says(label, subtreeText(this.tree, node))) this.kids(node, depth);
+    if (!label || !says(label, subtreeText(node))) this.kids(node, depth);
   }
 
-  private row(node: AXNode, depth: number): void {
+  private row(node: PageNode, depth: number): void {
     this.flush();
     this.rowDepth++;
-    const cells = this.children(node);
+    const cells = node.children;
     this.append('|', depth);
     for (const cell of cells) {
       this.line.push(' ');
@@ -321,9 +307,9 @@ export class Renderer {
     this.flush();
   }
 
-  private iframe(node: AXNode, depth: number): void {
+  private iframe(node: PageNode, depth: number): void {
     this.flush();
-    const label = clean(name(node));
+    const label = clean(node.name);
     // The frame element itself gets a ref too: it can be scrolled to, focused or clicked like any other element.
     let ref = '';
     if (node.elementId !== undefined) {
@@ -341,34 +327,30 @@ export class Renderer {
 }
 
 /** Concatenated text of a subtree, for telling whether a name already says it all. */
-function subtreeText(tree: AXTree, node: AXNode): string {
+function subtreeText(node: PageNode): string {
   let out = '';
-  for (const id of node.childIds ?? []) {
-    const kid = tree.nodes.get(id);
-    if (!kid) continue;
-    out += role(kid) === 'StaticText' ? name(kid) : subtreeText(tree, kid);
-  }
+  for (const kid of node.children) out += kid.role === 'StaticText' ? kid.name : subtreeText(kid);
   return out;
 }
 
-function stateList(node: AXNode): string {
+function stateList(node: PageNode): string {
   const states: string[] = [];
-  const checked = property(node, 'checked');
+  const checked = node.props?.checked;
   if (checked === 'true' || checked === true) states.push('checked');
   else if (checked === 'mixed') states.push('mixed');
-  const pressed = property(node, 'pressed');
+  const pressed = node.props?.pressed;
   if (pressed === 'true' || pressed === true) states.push('pressed');
-  if (property(node, 'selected') === true && role(node) !== 'option') states.push('selected');
-  const expanded = property(node, 'expanded');
+  if (node.props?.selected === true && node.role !== 'option') states.push('selected');
+  const expanded = node.props?.expanded;
   if (expanded !== undefined) states.push(expanded ? 'expanded' : 'collapsed');
-  if (property(node, 'disabled') === true) states.push('disabled');
-  if (property(node, 'required') === true) states.push('required');
-  if (property(node, 'readonly') === true && role(node) !== 'link') states.push('readonly');
+  if (node.props?.disabled === true) states.push('disabled');
+  if (node.props?.required === true) states.push('required');
+  if (node.props?.readonly === true && node.role !== 'link') states.push('readonly');
   return states.join(', ');
 }
 
-function stringProp(node: AXNode, key: string): string | undefined {
-  const value = property(node, key);
+function stringProp(node: PageNode, key: string): string | undefined {
+  const value = node.props?.[key];
   return typeof value === 'string' && value ? value : undefined;
 }
 
