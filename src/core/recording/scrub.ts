@@ -9,43 +9,105 @@ const JSON_LINES = /\.(trace|network|stacks)$/;
 /** Entries kept byte for byte: images and video hold no text to search (their pixels are out of scope). */
 const BINARY = /\.(jpe?g|png|webp|gif|webm|woff2?|ttf|ico)$/i;
 
+/** The longest the scrub holds the event loop before giving other sessions a turn. */
+const SLICE_MS = 20;
+
 /**
  * A trace with nothing secret in it. Password inputs' values are blanked in every DOM snapshot (and added to
  * `secrets`, so the fill that typed them and the form that posted them are masked too); then every secret is masked
  * in every string of the JSON entries (action parameters, logs, snapshots, inline request bodies) and in the bytes of
  * the other text entries (request and response bodies) as typed, URL-encoded and HTML-escaped; credential headers
  * and cookies are redacted from the network log.
+ *
+ * A trace of a long session on big pages is tens of megabytes of JSON lines, nearly all DOM snapshots with nothing to
+ * mask: a line is parsed only when its text holds what a change needs (a secret as JSON writes it, a password input,
+ * a network entry), the others are kept as they are, and the work gives the event loop a turn every SLICE_MS.
  */
-export function scrubTrace(entries: readonly ZipEntry[], secrets: SessionSecrets): ZipEntry[] {
-  const parsed = new Map<string, unknown[]>();
-  for (const entry of entries) {
-    const events = JSON_LINES.test(entry.name) ? parseLines(entry.data) : undefined;
-    if (events) parsed.set(entry.name, events);
-  }
-  for (const events of parsed.values()) for (const event of events) blankPasswords(event, secrets);
-  const forms = secrets.encodedForms();
-  return entries.map(({ name, data }) => {
-    const events = parsed.get(name);
-    if (events) {
-      const lines = events.map((event) => JSON.stringify(secrets.maskDeep(redactCredentials(event))));
-      return { name, data: Buffer.from(lines.join('\n') + (lines.length ? '\n' : '')) };
+export async function scrubTrace(entries: readonly ZipEntry[], secrets: SessionSecrets): Promise<ZipEntry[]> {
+  const yieldNow = slicer();
+  const lines = new Map<string, Line[]>();
+  for (const entry of entries) if (JSON_LINES.test(entry.name)) lines.set(entry.name, splitLines(entry.data));
+  // First every password in any snapshot, so that each is masked wherever else it appears.
+  for (const entryLines of lines.values())
+    for (const line of entryLines) {
+      await yieldNow();
+      if (line.bytes.indexOf(FRAME_SNAPSHOT) < 0 || !/password/i.test(line.bytes.toString('latin1'))) continue;
+      line.event = parse(line.bytes);
+      if (line.event !== undefined) blankPasswords(line.event, secrets);
     }
-    if (BINARY.test(name) || !forms.length) return { name, data };
-    return { name, data: replaceAll(data, forms) };
-  });
+  // A secret as JSON writes it inside a string (a quote in it is \", so the raw forms alone would miss it), and as
+  // the bytes of a line that is not JSON hold it.
+  const needles = secrets.jsonForms().map((form) => Buffer.from(form));
+  const forms = secrets.encodedForms();
+  const rawForms = forms.map(([form]) => form);
+  const out: ZipEntry[] = [];
+  for (const { name, data } of entries) {
+    await yieldNow();
+    const entryLines = lines.get(name);
+    if (!entryLines) {
+      out.push({ name, data: BINARY.test(name) || !forms.length ? data : replaceAll(data, forms) });
+      continue;
+    }
+    const parts: Buffer[] = [];
+    let changed = false;
+    for (const line of entryLines) {
+      await yieldNow();
+      const touched =
+        line.event !== undefined ||
+        line.bytes.indexOf(RESOURCE_SNAPSHOT) >= 0 ||
+        [...needles, ...rawForms].some((needle) => line.bytes.indexOf(needle) >= 0);
+      const event = touched ? (line.event ?? parse(line.bytes)) : undefined;
+      if (!touched) parts.push(line.bytes, NEWLINE);
+      else if (event === undefined) parts.push(replaceAll(line.bytes, forms), NEWLINE);
+      else parts.push(Buffer.from(JSON.stringify(secrets.maskDeep(redactCredentials(event)))), NEWLINE);
+      changed ||= touched;
+    }
+    // Most entries have nothing to mask: those keep their bytes (a copy of ten megabytes holds the loop for tens of ms).
+    out.push({ name, data: changed ? Buffer.concat(parts) : data });
+  }
+  return out;
 }
 
-/** One JSON value per line (trace.stacks is one line); undefined when a line is not JSON, so its bytes are masked instead. */
-function parseLines(data: Buffer): unknown[] | undefined {
+/** What the text of the events this scrub may change holds (parsing tells for sure). */
+const FRAME_SNAPSHOT = Buffer.from('"frame-snapshot"');
+const RESOURCE_SNAPSHOT = Buffer.from('"resource-snapshot"');
+const NEWLINE = Buffer.from('\n');
+
+interface Line {
+  bytes: Buffer;
+  /** The line parsed, once something needed it. */
+  event?: unknown;
+}
+
+/** The non-blank lines of a JSON-lines entry, as views of its bytes (no copy). */
+function splitLines(data: Buffer): Line[] {
+  const lines: Line[] = [];
+  for (let from = 0; from < data.length;) {
+    const end = data.indexOf(0x0a, from);
+    const bytes = data.subarray(from, end < 0 ? data.length : end);
+    if (bytes.some((byte) => byte > 0x20)) lines.push({ bytes });
+    from = end < 0 ? data.length : end + 1;
+  }
+  return lines;
+}
+
+/** One line's JSON value; undefined when it is not JSON, so its bytes are masked as other text's are. */
+function parse(bytes: Buffer): unknown {
   try {
-    return data
-      .toString('utf8')
-      .split('\n')
-      .filter((line) => line.trim())
-      .map((line) => JSON.parse(line) as unknown);
+    return JSON.parse(bytes.toString('utf8')) as unknown;
   } catch {
     return undefined;
   }
+}
+
+/** A function that awaits a turn of the event loop once SLICE_MS have passed since the last one. */
+function slicer(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
 }
 
 interface FrameSnapshotEvent {

@@ -8,15 +8,19 @@ export const MIN_MASKED_LENGTH = 3;
  */
 export class SessionSecrets {
   private readonly labels = new Map<string, string>();
+  /** entries(), kept until a secret is added. */
+  private sorted: Array<[string, string]> | undefined;
 
   /** Values of `variables`, each masked as its `%name%` placeholder. */
   addVariables(values: Record<string, string> | undefined): void {
     for (const [name, value] of Object.entries(values ?? {})) if (value) this.labels.set(value, `%${name}%`);
+    this.sorted = undefined;
   }
 
   /** A value typed into a password field (unless a variable already names it). */
   addPassword(value: string): void {
     if (value && !this.labels.has(value)) this.labels.set(value, '[password]');
+    this.sorted = undefined;
   }
 
   get size(): number {
@@ -25,7 +29,7 @@ export class SessionSecrets {
 
   /** Each secret and its label, longest first so a value containing another is masked whole. */
   entries(): Array<[string, string]> {
-    return [...this.labels].sort((a, b) => b[0].length - a[0].length);
+    return (this.sorted ??= [...this.labels].sort((a, b) => b[0].length - a[0].length));
   }
 
   /** A copy that later additions to this one do not change. */
@@ -41,7 +45,8 @@ export class SessionSecrets {
     const whole = this.labels.get(text);
     if (whole !== undefined) return whole;
     let out = text;
-    for (const [value, label] of this.entries()) if (value.length >= MIN_MASKED_LENGTH) out = out.split(value).join(label);
+    for (const [value, label] of this.entries())
+      if (value.length >= MIN_MASKED_LENGTH && out.includes(value)) out = out.split(value).join(label);
     return out;
   }
 
@@ -54,6 +59,16 @@ export class SessionSecrets {
     if (value && typeof value === 'object')
       return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.maskDeep(item, depth + 1)]));
     return value;
+  }
+
+  /**
+   * What a JSON text holds where one of its strings would be masked: each secret as JSON writes it inside a string,
+   * or, under MIN_MASKED_LENGTH, as a whole string with its quotes. A text without any of them has nothing to mask.
+   */
+  jsonForms(): string[] {
+    return this.entries().map(([value]) =>
+      value.length >= MIN_MASKED_LENGTH ? JSON.stringify(value).slice(1, -1) : JSON.stringify(value),
+    );
   }
 
   /** The forms a secret takes in raw bytes (a form post, a page's HTML): as is, URL-encoded, form-encoded, HTML-escaped. */

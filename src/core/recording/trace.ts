@@ -100,14 +100,14 @@ export class TraceRecorder {
     const path = join(this.dir, `chunk-${this.chunks.length}.zip`);
     await this.context.tracing.stopChunk({ path });
     // Kept scrubbed: the raw chunk, with the secrets in it, is overwritten at once.
-    await writeFile(path, writeZip(scrubTrace(readZip(await readFile(path)), secrets)));
+    await writeFile(path, await writeZip(await scrubTrace(await readZip(await readFile(path)), secrets)));
     this.chunks.push(path);
   }
 
   private async merged(secrets: SessionSecrets): Promise<Buffer> {
     const byName = new Map<string, ZipEntry>();
     for (const [index, path] of this.chunks.entries()) {
-      for (const entry of readZip(await readFile(path))) {
+      for (const entry of await readZip(await readFile(path))) {
         // Chunk n's trace files are trace-n.*; resources and screencast frames are shared by name.
         const name =
           index && /^trace\.(trace|network|stacks)$/.test(entry.name) ? entry.name.replace(/^trace/, `trace-${index}`) : entry.name;
@@ -119,7 +119,7 @@ export class TraceRecorder {
       if (data) byName.set(`video/${index}.webm`, { name: `video/${index}.webm`, data });
     }
     // Secrets learnt since a chunk was kept are masked in it too.
-    return writeZip(scrubTrace([...byName.values()], secrets));
+    return writeZip(await scrubTrace([...byName.values()], secrets));
   }
 
   private async startVideo(page: Page): Promise<void> {

@@ -1,4 +1,9 @@
-import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { crc32, deflateRaw as deflateRawCallback, inflateRaw as inflateRawCallback } from 'node:zlib';
+
+// zlib's callback forms run in libuv's thread pool: a big trace is (de)compressed without holding the event loop.
+const deflateRaw = promisify(deflateRawCallback);
+const inflateRaw = promisify(inflateRawCallback);
 
 /** One file of a zip archive, uncompressed. */
 export interface ZipEntry {
@@ -16,11 +21,11 @@ const DEFLATED = 8;
  * The files of a zip archive (stored or deflated entries, no zip64: a trace chunk is far below 4 GiB). Reads the
  * central directory, as unzip does, so entries written with data descriptors (Playwright's writer) are read right.
  */
-export function readZip(zip: Buffer): ZipEntry[] {
+export async function readZip(zip: Buffer): Promise<ZipEntry[]> {
   const end = findEndOfCentral(zip);
   const count = zip.readUInt16LE(end + 10);
   let at = zip.readUInt32LE(end + 16);
-  const entries: ZipEntry[] = [];
+  const entries: Array<Promise<ZipEntry>> = [];
   for (let i = 0; i < count; i++) {
     if (zip.readUInt32LE(at) !== CENTRAL_HEADER) throw new Error('zip: bad central directory');
     const method = zip.readUInt16LE(at + 10);
@@ -34,10 +39,10 @@ export function readZip(zip: Buffer): ZipEntry[] {
     const dataStart = localOffset + 30 + zip.readUInt16LE(localOffset + 26) + zip.readUInt16LE(localOffset + 28);
     const raw = zip.subarray(dataStart, dataStart + compressedSize);
     if (method !== STORED && method !== DEFLATED) throw new Error(`zip: unsupported method ${method} for ${name}`);
-    entries.push({ name, data: method === STORED ? Buffer.from(raw) : inflateRawSync(raw) });
+    entries.push(method === STORED ? Promise.resolve({ name, data: Buffer.from(raw) }) : inflateRaw(raw).then((data) => ({ name, data })));
     at += 46 + nameLength + extraLength + commentLength;
   }
-  return entries;
+  return Promise.all(entries);
 }
 
 function findEndOfCentral(zip: Buffer): number {
@@ -47,14 +52,16 @@ function findEndOfCentral(zip: Buffer): number {
 }
 
 /** A zip archive of `entries`, each deflated (images, already compressed, are stored). */
-export function writeZip(entries: readonly ZipEntry[]): Buffer {
+export async function writeZip(entries: readonly ZipEntry[]): Promise<Buffer> {
+  const stored = (name: string) => /\.(jpe?g|png|webm)$/i.test(name);
+  const bodies = await Promise.all(entries.map(({ name, data }) => (stored(name) ? data : deflateRaw(data))));
   const parts: Buffer[] = [];
   const central: Buffer[] = [];
   let offset = 0;
-  for (const { name, data } of entries) {
+  for (const [i, { name, data }] of entries.entries()) {
     const nameBytes = Buffer.from(name, 'utf8');
-    const store = /\.(jpe?g|png|webm)$/i.test(name);
-    const body = store ? data : deflateRawSync(data);
+    const store = stored(name);
+    const body = bodies[i]!;
     const crc = crc32(data);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(LOCAL_HEADER, 0);
