@@ -12,6 +12,9 @@ const COOKIE = 'cookie-7f3a9c1e-session';
 
 const fixture = useLibrarySite();
 
+/** A value as the browser sends it in a form post or a GET form's URL (application/x-www-form-urlencoded: `!` is %21). */
+const formEncoded = (value: string) => new URLSearchParams({ v: value }).toString().slice('v='.length);
+
 function find(actions: ObservedAction[], pattern: RegExp): ObservedAction {
   const found = actions.find((action) => pattern.test(action.description));
   if (!found) throw new Error(`no action matching ${pattern} in ${JSON.stringify(actions, null, 1)}`);
@@ -66,7 +69,7 @@ describe('recording', { timeout: 150_000 }, () => {
       expect(groupOf.get(gotos[0]?.parentId ?? '')).toBe(`navigate ${steps[0]!.actionId}`);
       // The form post reached the server and is in the network log, without the secrets in any form.
       expect(filesContaining(trace.files, 'recording/login').length).toBeGreaterThan(0);
-      for (const secret of [SECRET, encodeURIComponent(SECRET), encodeURIComponent(SECRET).replace(/%20/g, '+'), CODE, COOKIE])
+      for (const secret of [SECRET, encodeURIComponent(SECRET), formEncoded(SECRET), CODE, COOKIE])
         expect({ secret, files: filesContaining(trace.files, secret) }).toEqual({ secret, files: [] });
       // The page still holds the values: the trace masked them, the page kept them.
       expect(filesContaining(trace.files, '%secret%').length).toBeGreaterThan(0);
@@ -120,6 +123,25 @@ describe('recording', { timeout: 150_000 }, () => {
       const trace = openTraceZip(await session.recording());
       expect(filesContaining(trace.files, 'literal-pw-5521')).toEqual([]);
       expect(trace.calls.filter((call) => call.method === 'Frame.fill').map((call) => call.params.value)).toEqual(['[password]']);
+    } finally {
+      await session.end();
+    }
+  });
+
+  it('masks a secret that a GET form puts in the URL, as the browser encodes it, in the network log and every other file', async () => {
+    const session = await fixture.lib.startSession({ record: true });
+    try {
+      await session.navigate(fixture.site.url('/recording/get-login.html'));
+      const { actions } = await session.page.observe();
+      await session.page.act({ action: { ...find(actions, /Password/), arguments: { value: '%secret%' } }, variables: { secret: SECRET } });
+      await session.page.act(find(actions, /button: Sign in/));
+      // The page the form led to has the secret in its URL: the log shows it masked, as the trace must.
+      expect(session.log().entries.at(-1)?.url).toContain('password=%25secret%25');
+      const trace = openTraceZip(await session.recording());
+      expect(filesContaining(trace.files, 'get-login').length).toBeGreaterThan(0);
+      for (const secret of [SECRET, encodeURIComponent(SECRET), formEncoded(SECRET)])
+        expect({ secret, files: filesContaining(trace.files, secret) }).toEqual({ secret, files: [] });
+      expect(filesContaining(trace.files, 'password=%25secret%25').length).toBeGreaterThan(0);
     } finally {
       await session.end();
     }

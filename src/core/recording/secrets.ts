@@ -10,6 +10,8 @@ export class SessionSecrets {
   private readonly labels = new Map<string, string>();
   /** entries(), kept until a secret is added. */
   private sorted: Array<[string, string]> | undefined;
+  /** Each secret's encodings, made once: mask() runs for every string of a trace line that holds a secret. */
+  private readonly encoded = new Map<string, string[]>();
 
   /** Values of `variables`, each masked as its `%name%` placeholder. */
   addVariables(values: Record<string, string> | undefined): void {
@@ -45,8 +47,12 @@ export class SessionSecrets {
     const whole = this.labels.get(text);
     if (whole !== undefined) return whole;
     let out = text;
-    for (const [value, label] of this.entries())
-      if (value.length >= MIN_MASKED_LENGTH && out.includes(value)) out = out.split(value).join(label);
+    for (const [value, label] of this.entries()) {
+      if (value.length < MIN_MASKED_LENGTH) continue;
+      if (out.includes(value)) out = out.split(value).join(label);
+      // Encoded, as in a URL a GET form made: masked with the label encoded alike.
+      for (const encoded of this.encodingsOf(value)) if (out.includes(encoded)) out = out.split(encoded).join(encodeURIComponent(label));
+    }
     return out;
   }
 
@@ -71,16 +77,31 @@ export class SessionSecrets {
     );
   }
 
-  /** The forms a secret takes in raw bytes (a form post, a page's HTML): as is, URL-encoded, form-encoded, HTML-escaped. */
+  private encodingsOf(value: string): string[] {
+    let found = this.encoded.get(value);
+    if (!found) this.encoded.set(value, (found = encodings(value)));
+    return found;
+  }
+
+  /** The forms a secret takes in raw bytes (a form post, a page's HTML): as is, and each of its encodings. */
   encodedForms(): Array<[Buffer, Buffer]> {
     const forms: Array<[Buffer, Buffer]> = [];
     for (const [value, label] of this.entries()) {
       if (value.length < MIN_MASKED_LENGTH) continue;
-      const variants = new Set([value, encodeURIComponent(value), encodeURIComponent(value).replace(/%20/g, '+'), escapeHtml(value)]);
-      for (const variant of variants) forms.push([Buffer.from(variant), Buffer.from(encodeURIComponent(label))]);
+      for (const variant of [value, ...this.encodingsOf(value)]) forms.push([Buffer.from(variant), Buffer.from(encodeURIComponent(label))]);
     }
     return forms;
   }
+}
+
+/**
+ * A secret as other text carries it: URL-encoded (encodeURIComponent), with `+` for spaces, as a browser form-encodes it
+ * (application/x-www-form-urlencoded, in a form post and a GET form's URL: `!'()~` are escaped too) and HTML-escaped.
+ */
+function encodings(value: string): string[] {
+  const uri = encodeURIComponent(value);
+  const form = new URLSearchParams({ v: value }).toString().slice('v='.length);
+  return [...new Set([uri, uri.replace(/%20/g, '+'), form, escapeHtml(value)])].filter((encoded) => encoded !== value);
 }
 
 function escapeHtml(text: string): string {
