@@ -58,6 +58,23 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     expect(requestTexts(h.llm.requests[0]!).join('\n')).toContain('%password%');
   });
 
+  it('never shows the model a secret that a GET form put in the URL, encoded as the browser sends it', async () => {
+    const secret = 'correct horse battery!';
+    h.llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/recording/get-login.html') } }] },
+      (request) => ({ toolCalls: [{ name: 'type', arguments: { ref: refOf(request, /Password/), text: '%password%', submit: true } }] }),
+      { toolCalls: [{ name: 'done', arguments: { success: true, message: 'Signed in.' } }] },
+    );
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Sign in with %password%.', variables: { password: secret } });
+
+    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'type', 'done']);
+    const sent = new URLSearchParams({ v: secret }).toString().slice('v='.length);
+    // The page the form led to has the secret in its URL; the model and the result see the placeholder there.
+    expect(result.actions[2]!.pageUrl).toContain('password=%password%');
+    for (const request of h.llm.requests) for (const form of [secret, sent]) expect(JSON.stringify(request.body)).not.toContain(form);
+    for (const form of [secret, sent]) expect(JSON.stringify(result)).not.toContain(form);
+  });
+
   it('fills and submits a form inside an iframe', async () => {
     h.llm.enqueue(
       { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/iframe-form.html') } }] },

@@ -27,10 +27,30 @@ export class Variables {
     return value;
   }
 
-  /** Masks values back to their placeholders in text headed for the model or the result (a typed secret shows up in the page text). */
+  /**
+   * Masks values back to their placeholders in text headed for the model or the result: a typed secret shows up in
+   * the page text, and encoded in the URL a GET form leads to.
+   */
   redact(text: string): string {
     let out = text;
-    for (const [name, value] of this.entries) if (value.length >= 3) out = out.split(value).join(`%${name}%`);
+    for (const [name, value] of this.entries) {
+      if (value.length < 3) continue;
+      for (const form of [value, ...encodings(value)]) if (out.includes(form)) out = out.split(form).join(`%${name}%`);
+    }
     return out;
   }
+}
+
+/**
+ * A secret as other text carries it: URL-encoded (encodeURIComponent), with `+` for spaces, as a browser form-encodes it
+ * (application/x-www-form-urlencoded, in a form post and a GET form's URL: `!'()~` are escaped too) and HTML-escaped.
+ */
+export function encodings(value: string): string[] {
+  const uri = encodeURIComponent(value);
+  const form = new URLSearchParams({ v: value }).toString().slice('v='.length);
+  return [...new Set([uri, uri.replace(/%20/g, '+'), form, escapeHtml(value)])].filter((encoded) => encoded !== value);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }

@@ -1,3 +1,5 @@
+import { encodings } from '../variables.js';
+
 /** Shortest value masked inside longer text: shorter ones would mask ordinary words (as Variables.redact). */
 export const MIN_MASKED_LENGTH = 3;
 
@@ -92,20 +94,6 @@ export class SessionSecrets {
     }
     return forms;
   }
-}
-
-/**
- * A secret as other text carries it: URL-encoded (encodeURIComponent), with `+` for spaces, as a browser form-encodes it
- * (application/x-www-form-urlencoded, in a form post and a GET form's URL: `!'()~` are escaped too) and HTML-escaped.
- */
-function encodings(value: string): string[] {
-  const uri = encodeURIComponent(value);
-  const form = new URLSearchParams({ v: value }).toString().slice('v='.length);
-  return [...new Set([uri, uri.replace(/%20/g, '+'), form, escapeHtml(value)])].filter((encoded) => encoded !== value);
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
 /** Argument keys whose values are credentials (a model's apiKey, an integration's headers): never logged. */
