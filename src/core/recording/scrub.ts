@@ -15,13 +15,14 @@ const SLICE_MS = 20;
 /**
  * A trace with nothing secret in it. Password inputs' values are blanked in every DOM snapshot (and added to
  * `secrets`, so the fill that typed them and the form that posted them are masked too); then every secret is masked
- * in every string of the JSON entries (action parameters, logs, snapshots, inline request bodies) and in the bytes of
- * the other text entries (request and response bodies) as typed, URL-encoded and HTML-escaped; credential headers
- * and cookies are redacted from the network log.
+ * in every string of the JSON entries (action parameters, logs, snapshots, URLs, inline request bodies) and in the
+ * bytes of the other text entries (request and response bodies), as typed and in its encodings (URL-encoded, as a
+ * browser form-encodes it, HTML-escaped); credential headers and cookies are redacted from the network log.
  *
  * A trace of a long session on big pages is tens of megabytes of JSON lines, nearly all DOM snapshots with nothing to
- * mask: a line is parsed only when its text holds what a change needs (a secret as JSON writes it, a password input,
- * a network entry), the others are kept as they are, and the work gives the event loop a turn every SLICE_MS.
+ * mask: a line is parsed only when its text holds what a change needs (a secret as JSON writes it, as typed or encoded,
+ * a password input, a network entry), the others are kept as they are, and the work gives the event loop a turn every
+ * SLICE_MS.
  */
 export async function scrubTrace(entries: readonly ZipEntry[], secrets: SessionSecrets): Promise<ZipEntry[]> {
   const yieldNow = slicer();
@@ -36,7 +37,7 @@ export async function scrubTrace(entries: readonly ZipEntry[], secrets: SessionS
       if (line.event !== undefined) blankPasswords(line.event, secrets);
     }
   // A secret as JSON writes it inside a string (a quote in it is \", so the raw forms alone would miss it), and as
-  // the bytes of a line that is not JSON hold it.
+  // typed or encoded (a URL, the bytes of a line that is not JSON).
   const needles = secrets.jsonForms().map((form) => Buffer.from(form));
   const forms = secrets.encodedForms();
   const rawForms = forms.map(([form]) => form);
