@@ -147,6 +147,30 @@ describe('recording', { timeout: 150_000 }, () => {
     }
   });
 
+  it('masks a secret in the URL of a page event: a GET form opening a new window', async () => {
+    const session = await fixture.lib.startSession({});
+    try {
+      await session.navigate(fixture.site.url('/recording/get-login-new-tab.html'));
+      const { actions } = await session.page.observe();
+      const events: unknown[] = [];
+      const track = { onOutcome: (info: { pageEvents?: unknown[] }) => events.push(...(info.pageEvents ?? [])) };
+      await session.page.act(
+        { action: { ...find(actions, /Password/), arguments: { value: '%secret%' } }, variables: { secret: SECRET } },
+        track,
+      );
+      await session.page.act(find(actions, /button: Sign in/), track);
+      await expect
+        .poll(() => session.info().recentEvents.filter((event) => event.type === 'popup').length, { timeout: 15_000 })
+        .toBeGreaterThan(0);
+      const popup = session.info().recentEvents.find((event) => event.type === 'popup')!;
+      expect(popup.url).toContain('password=%25secret%25');
+      const seen = JSON.stringify([events, session.info().recentEvents, session.log().entries]);
+      for (const secret of [SECRET, encodeURIComponent(SECRET), formEncoded(SECRET)]) expect(seen).not.toContain(secret);
+    } finally {
+      await session.end();
+    }
+  });
+
   it('answers every chunk so far on each call: a second recording holds the steps of the first and the later ones', async () => {
     const session = await fixture.lib.startSession({ record: { screenshots: false, snapshots: false } });
     try {

@@ -28,6 +28,9 @@ export class EventLog {
   private seq = 0;
   private reportedSeq = 0;
 
+  /** `mask` hides the session's secrets in an event's message and URL (a popup opened with a typed password in it). */
+  constructor(private readonly mask: (text: string) => string = (text) => text) {}
+
   /** The kept events, oldest first (at most MAX_EVENTS). */
   get all(): readonly PageEvent[] {
     return this.recent;
@@ -43,7 +46,8 @@ export class EventLog {
   }
 
   record(event: Omit<PageEvent, 'seq' | 'at'>): void {
-    this.recent.push({ ...event, seq: ++this.seq, at: new Date().toISOString() });
+    const masked = { ...event, message: this.mask(event.message), ...(event.url === undefined ? {} : { url: this.mask(event.url) }) };
+    this.recent.push({ ...masked, seq: ++this.seq, at: new Date().toISOString() });
     if (this.recent.length > MAX_EVENTS) this.recent.shift();
   }
 

@@ -75,8 +75,8 @@ export class Session {
   lastUsedAt = new Date();
   /** Set once the session can no longer be used; the message says why. */
   closedReason: string | undefined;
-  /** What the pages did that the session handled by policy (dialogs, popups, crashes...). */
-  readonly log = new EventLog();
+  /** What the pages did that the session handled by policy (dialogs, popups, crashes...), the session's secrets masked. */
+  readonly log = new EventLog((text) => this.recording.secrets.mask(text));
   readonly frames = new FrameRegistry();
   /** Per-feature state that outlives a page (a page's own state is on `watched.state`). */
   readonly state = new FeatureState();
