@@ -39,14 +39,16 @@ function pick(actions: ObservedAction[], pattern: RegExp, args?: Record<string, 
   return { ...found, ...(args ? { arguments: args } : {}) };
 }
 
+/** Runs `work`, adding its time in ms to `list`. */
+async function timed<T>(list: number[], work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const result = await work();
+  list.push(performance.now() - started);
+  return result;
+}
+
 async function session(service: BrowserService, site: SiteServer, record: RecordOption | undefined, into: Timings): Promise<void> {
   const { id } = await service.startSession(OWNER, { record });
-  const timed = async <T>(list: number[], work: () => Promise<T>): Promise<T> => {
-    const started = performance.now();
-    const result = await work();
-    list.push(performance.now() - started);
-    return result;
-  };
   const act = (action: Action, variables?: Record<string, string>) => timed(into.act, () => service.act(OWNER, id, { action, variables }));
   const observe = async () => (await service.observe(OWNER, id, {})).result.actions;
   try {
@@ -72,11 +74,6 @@ async function session(service: BrowserService, site: SiteServer, record: Record
 
 /** The same steps in bare Playwright: what its tracing costs with no code of ours around it. */
 async function bareSession(page: Page, site: SiteServer, into: Timings): Promise<void> {
-  const timed = async (list: number[], work: () => Promise<unknown>) => {
-    const started = performance.now();
-    await work();
-    list.push(performance.now() - started);
-  };
   await timed(into.navigate, () => page.goto(site.url('/recording/login.html')));
   await timed(into.act, () => page.getByRole('textbox', { name: 'Username' }).fill('alice'));
   await timed(into.act, () => page.getByRole('textbox', { name: 'One-time code' }).fill('otp-918273'));

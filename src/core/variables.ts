@@ -1,3 +1,6 @@
+/** Shortest value masked inside longer text: shorter ones would mask ordinary words. */
+export const MIN_MASKED_LENGTH = 3;
+
 /** %name% placeholders (the agent and act): the model only ever sees and writes the placeholder; the value is put in just before the browser acts. */
 export class Variables {
   private readonly entries: Array<[string, string]>;
@@ -34,7 +37,7 @@ export class Variables {
   redact(text: string): string {
     let out = text;
     for (const [name, value] of this.entries) {
-      if (value.length < 3) continue;
+      if (value.length < MIN_MASKED_LENGTH) continue;
       for (const form of [value, ...encodings(value)]) if (out.includes(form)) out = out.split(form).join(`%${name}%`);
     }
     return out;

@@ -38,9 +38,8 @@ export async function scrubTrace(entries: readonly ZipEntry[], secrets: SessionS
     }
   // A secret as JSON writes it inside a string (a quote in it is \", so the raw forms alone would miss it), and as
   // typed or encoded (a URL, the bytes of a line that is not JSON).
-  const needles = secrets.jsonForms().map((form) => Buffer.from(form));
   const forms = secrets.encodedForms();
-  const rawForms = forms.map(([form]) => form);
+  const needles = [...new Set([...secrets.jsonForms(), ...forms.map(([form]) => form.toString('utf8'))])].map((form) => Buffer.from(form));
   const out: ZipEntry[] = [];
   for (const { name, data } of entries) {
     await yieldNow();
@@ -54,9 +53,7 @@ export async function scrubTrace(entries: readonly ZipEntry[], secrets: SessionS
     for (const line of entryLines) {
       await yieldNow();
       const touched =
-        line.event !== undefined ||
-        line.bytes.indexOf(RESOURCE_SNAPSHOT) >= 0 ||
-        [...needles, ...rawForms].some((needle) => line.bytes.indexOf(needle) >= 0);
+        line.event !== undefined || line.bytes.indexOf(RESOURCE_SNAPSHOT) >= 0 || needles.some((needle) => line.bytes.indexOf(needle) >= 0);
       const event = touched ? (line.event ?? parse(line.bytes)) : undefined;
       if (!touched) parts.push(line.bytes, NEWLINE);
       else if (event === undefined) parts.push(replaceAll(line.bytes, forms), NEWLINE);

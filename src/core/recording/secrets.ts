@@ -1,7 +1,4 @@
-import { encodings } from '../variables.js';
-
-/** Shortest value masked inside longer text: shorter ones would mask ordinary words (as Variables.redact). */
-export const MIN_MASKED_LENGTH = 3;
+import { encodings, MIN_MASKED_LENGTH } from '../variables.js';
 
 /**
  * The secret strings a session has handled: values of `%name%` variables and values typed into password fields.
