@@ -116,6 +116,14 @@ describe('a session upstream proxy', () => {
       await lib?.close();
     });
 
+    it('blocked resource types under the filtering policy (its proxy asks the browser for credentials): the page still loads, images are blocked', async () => {
+      const session = await lib.startSession({ blockResources: ['image'] });
+      expect((await session.page.goto(site.url('/images')))?.status).toBe(200);
+      expect((await session.page.extract()).pageText).toContain('The end of the gallery.');
+      await expect.poll(() => session.info().blockedRequests).toBe(5);
+      await session.end();
+    });
+
     it("the upstream sees the session's plain-HTTP requests and its CONNECT tunnels", async () => {
       const session = await lib.startSession({ proxy: { server: open.url } });
       const before = open.seen.length;

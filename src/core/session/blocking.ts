@@ -15,6 +15,10 @@ const MAX_URLS_NAMED = 3;
  * and out-of-process frame), so only requests of those types pause; a Playwright route on every URL would pause each
  * request of the session, the page's scripts and stylesheets included, for a round trip through this process.
  * blockUrls globs stay Playwright routes (their matching is Playwright's glob syntax).
+ *
+ * A context whose proxy asks for credentials is the exception: Playwright answers the proxy's 407 through its own CDP
+ * Fetch client, which then pauses every request anyway, and on Chromium 150 a second Fetch client on the page takes the
+ * 407 from it (the page loads empty). There the types are blocked by a route, at no extra pause.
  */
 export class RequestBlocker {
   /** Requests blocked since the session started. */
@@ -38,13 +42,17 @@ export class RequestBlocker {
     options: SessionOptions,
     log: EventLog,
     logger: Logger,
+    proxyAuth: boolean,
   ): Promise<RequestBlocker | undefined> {
     const types = options.blockResources ?? [];
     const globs = options.blockUrls ?? [];
     if (!types.length && !globs.length) return undefined;
     const blocker = new RequestBlocker(context, log, logger);
     for (const glob of globs) await context.route(glob, (route) => blocker.block(route, 'blockUrls'));
-    if (types.length) {
+    if (types.length && proxyAuth) {
+      blocker.types = types;
+      await blocker.routeTypes();
+    } else if (types.length) {
       blocker.types = types;
       context.on('page', (page) => void blocker.ready(page));
       for (const page of context.pages()) await blocker.ready(page);

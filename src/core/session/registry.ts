@@ -136,7 +136,7 @@ export class SessionRegistry {
           startOptions: options,
         });
         egress?.attach(session);
-        session.blocker = await RequestBlocker.install(context, options, session.log, this.options.logger);
+        session.blocker = await RequestBlocker.install(context, options, session.log, this.options.logger, Boolean(proxy?.proxy.username));
         // Raw CDP calls share the page's one CDP session: open it now, not later beside a busy renderer.
         await session.watched.cdp();
         this.sessions.set(session.id, session);
