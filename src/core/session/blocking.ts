@@ -3,8 +3,14 @@ import type { Logger } from 'pino';
 import type { EventLog, PageEvent } from './events.js';
 import type { SessionOptions } from './options.js';
 import { TypeInterception, type BlockedType } from './interception.js';
+import { UrlGlob } from './url-glob.js';
 
 const MAX_URLS_NAMED = 3;
+/**
+ * The most work (UrlGlob steps, about 5 ns each) matching one request's URL against the session's globs may take;
+ * a URL that needs more is blocked. Reached only by URLs of hundreds of thousands of characters.
+ */
+export const GLOB_MATCH_BUDGET = 20_000_000;
 
 /**
  * blockResources and blockUrls of a session: matching requests of every page of the context are aborted before they
@@ -48,7 +54,13 @@ export class RequestBlocker {
     const globs = options.blockUrls ?? [];
     if (!types.length && !globs.length) return undefined;
     const blocker = new RequestBlocker(context, log, logger);
-    for (const glob of globs) await context.route(glob, (route) => blocker.block(route, 'blockUrls'));
+    if (globs.length) {
+      const matchers = globs.map((glob) => UrlGlob.compile(glob));
+      await context.route(
+        (url) => blocker.matchesGlobs(matchers, url.href),
+        (route) => blocker.block(route, 'blockUrls'),
+      );
+    }
     if (types.length && proxyAuth) {
       blocker.types = types;
       await blocker.routeTypes();
@@ -84,6 +96,21 @@ export class RequestBlocker {
         this.logger.warn({ err: routeErr }, 'routing the blocked resource types failed'),
       );
     }
+  }
+
+  private matchesGlobs(matchers: UrlGlob[], url: string): boolean {
+    let budget = GLOB_MATCH_BUDGET;
+    for (const matcher of matchers) {
+      const before = matcher.steps;
+      const matched = matcher.matches(url, budget);
+      if (matched === undefined) {
+        this.logger.warn({ urlLength: url.length }, 'a URL too long to match against the blockUrls globs in time; blocked');
+        return true;
+      }
+      if (matched) return true;
+      budget -= matcher.steps - before;
+    }
+    return false;
   }
 
   private async routeTypes(): Promise<void> {

@@ -1,6 +1,7 @@
 import { devices, type BrowserContextOptions } from 'playwright-core';
 import { z } from 'zod';
 import { ServiceError } from '../errors.js';
+import { UrlGlob } from './url-glob.js';
 
 /**
  * The options of session_start, in one object: every door validates with it and the registry applies it when the
@@ -167,7 +168,17 @@ export const SessionOptions = z
       .refine((types) => new Set(types).size === types.length, 'each type once')
       .optional(),
     blockUrls: z
-      .array(line(2048).refine((glob) => glob.length > 0, 'not empty'))
+      .array(
+        line(2048)
+          .refine((glob) => glob.length > 0, 'not empty')
+          .superRefine((glob, ctx) => {
+            try {
+              UrlGlob.compile(glob);
+            } catch (err) {
+              ctx.addIssue({ code: 'custom', message: (err as Error).message });
+            }
+          }),
+      )
       .refine((globs) => globs.length <= MAX_BLOCK_URLS, `at most ${MAX_BLOCK_URLS} globs`)
       .optional()
       .describe('URL globs'),
