@@ -128,6 +128,15 @@ describe('profiles over REST and MCP', () => {
     expect(JSON.stringify(bad.json)).not.toContain('top-secret-cookie');
     const name = await post(server, '/v1/profiles/delete', KEY_A, { name: '../../etc/passwd' });
     expect([name.status, name.json.error.code]).toEqual([400, 'invalid_argument']);
+    // "a " beside "a" would be two profiles that list alike.
+    for (const padded of ['a ', ' a', 'a\t'])
+      for (const [path, body] of [
+        ['/v1/profiles/delete', { name: padded }],
+        ['/v1/sessions/start', { profile: padded }],
+      ] as const) {
+        const refused = await post(server, path, KEY_A, body);
+        expect([refused.status, refused.json.error.code], `${path} ${JSON.stringify(body)}`).toEqual([400, 'invalid_argument']);
+      }
     expect((await api(server.url, 'GET', '/v1/openapi.json')).json.paths['/v1/sessions/{id}/state']).toBeDefined();
   });
 

@@ -1,4 +1,6 @@
-import { chmod, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { constants } from 'node:fs';
+import { chmod, mkdtemp, open, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -253,6 +255,49 @@ describe('storage state and profiles through the library', () => {
     const writer = state.cookies[0]!.value;
     expect(state.cookies.map((cookie) => cookie.value)).toEqual(Array(30).fill(writer));
     expect(state.origins[0]!.localStorage[0]!.value).toBe(writer.repeat(2000));
+  });
+
+  it('a FIFO, a symlink or a 3 GiB file in place of a profile is profile_unreadable at once, listed as unreadable and deletable', async () => {
+    const store = new ProfileStore({ dir: join(dir, 'odd'), secret: SECRET, keyFile: join(dir, 'unused.key'), logger: silentLogger() });
+    const state: StorageState = { cookies: [], origins: [{ origin: 'https://example.com', localStorage: [{ name: 'a', value: 'b' }] }] };
+    await store.save('owner', 'kept', state);
+    const fifo = await store.fileOf('owner', 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const big = await store.fileOf('owner', 'big');
+    await writeFile(big, '');
+    await truncate(big, 3 * 1024 ** 3);
+    await symlink(await store.fileOf('owner', 'kept'), await store.fileOf('owner', 'link'));
+    // Bounded: an open() that waits for a FIFO's writer never returns; a writer opened in finally lets it go.
+    const bounded = <T>(promise: Promise<T>) =>
+      Promise.race([promise, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000).unref())]);
+    try {
+      expect(await bounded(store.list('owner'))).toMatchObject({ profiles: [{ name: 'kept' }], unreadable: 3 });
+      for (const [name, reason] of [
+        ['fifo', 'not_a_profile'],
+        ['link', 'not_a_profile'],
+        ['big', 'too_large'],
+      ] as const)
+        expect(await bounded(rejection(store.load('owner', name)))).toMatchObject({ code: 'profile_unreadable', details: { reason } });
+      // The other profile of the key still loads, and the odd files can be deleted by name.
+      expect((await bounded(store.load('owner', 'kept'))) as unknown).toMatchObject({ state });
+      for (const name of ['fifo', 'link', 'big']) await store.delete('owner', name);
+      expect(await store.list('owner')).toEqual({ profiles: [expect.objectContaining({ name: 'kept' })] });
+    } finally {
+      const writer = await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).catch(() => undefined);
+      await writer?.close();
+    }
+  });
+
+  it('without a profile directory, profiles_not_configured names the flag to give and no secret (none is needed)', async () => {
+    const plain = new BrowserSessions({ logger: silentLogger() });
+    try {
+      const refused = await rejection(plain.profiles.list());
+      expect(refused.code).toBe('profiles_not_configured');
+      expect(refused.message).toContain('--profile-dir DIR');
+      expect(refused.message).not.toMatch(/secret/i);
+    } finally {
+      await plain.close();
+    }
   });
 
   it('generates its key file with 0600 permissions when no secret is given, and refuses one other users can read', async () => {

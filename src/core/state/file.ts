@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { MAX_STORAGE_STATE_BYTES } from './schema.js';
 
 /**
  * A profile file: a magic line, then a small header and the body, each sealed on its own with AES-256-GCM so a
@@ -17,9 +18,49 @@ const SEALED_MIN = IV + TAG;
 /** Headers are small JSON; a length beyond this is a damaged file, not a header to read. */
 const MAX_HEADER = 64 * 1024;
 
+/** The largest profile file read: the largest state, its header and the file's framing. */
+export const MAX_PROFILE_FILE = MAX_STORAGE_STATE_BYTES + MAX_HEADER + 1024;
+
 export class ProfileFileError extends Error {
-  constructor(readonly reason: 'truncated' | 'tampered' | 'not_a_profile') {
+  constructor(readonly reason: 'truncated' | 'tampered' | 'not_a_profile' | 'too_large') {
     super(reason);
+  }
+}
+
+/**
+ * Opens a profile file for reading if it is a regular file of at most MAX_PROFILE_FILE bytes (ProfileFileError
+ * otherwise; ENOENT as it is). O_NONBLOCK: a FIFO put in its place would hold a thread of libuv's pool in open()
+ * until a writer came (four such opens stalled every key's file access and shutdown); O_NOFOLLOW: no symlink to
+ * elsewhere. Checked with fstat on what was opened, so nothing can be swapped in between.
+ */
+export async function openProfileFile(path: string): Promise<{ handle: FileHandle; size: number }> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new ProfileFileError('not_a_profile');
+    throw err;
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new ProfileFileError('not_a_profile');
+    if (stats.size > MAX_PROFILE_FILE) throw new ProfileFileError('too_large');
+    return { handle, size: stats.size };
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** A profile file's bytes, read through openProfileFile's checks. */
+export async function readProfileFile(path: string): Promise<Buffer> {
+  const { handle, size } = await openProfileFile(path);
+  try {
+    const bytes = Buffer.alloc(size);
+    const { bytesRead } = await handle.read(bytes, 0, size, 0);
+    return bytes.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
   }
 }
 
@@ -77,7 +118,7 @@ export function decodeProfile(key: Buffer, fileId: string, bytes: Buffer): { hea
 
 /** The header alone, reading only the start of the file (listings). */
 export async function readProfileHeader(key: Buffer, fileId: string, path: string): Promise<unknown> {
-  const handle = await open(path, 'r');
+  const { handle } = await openProfileFile(path);
   try {
     const start = Buffer.alloc(MAGIC.length + 4);
     const { bytesRead } = await handle.read(start, 0, start.length, 0);

@@ -1,10 +1,18 @@
 import { createHmac } from 'node:crypto';
-import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ServiceError } from '../errors.js';
-import { decodeProfile, encodeProfile, ProfileFileError, readProfileHeader, syncDirectory, writeAtomically } from './file.js';
+import {
+  decodeProfile,
+  encodeProfile,
+  ProfileFileError,
+  readProfileFile,
+  readProfileHeader,
+  syncDirectory,
+  writeAtomically,
+} from './file.js';
 import { parseStorageState, type StorageState } from './schema.js';
 import { loadProfileKeys, type ProfileKeys } from './secret.js';
 import { stateSummary } from './session-state.js';
@@ -14,7 +22,11 @@ export const MAX_PROFILES_PER_KEY = 100;
 
 export const ProfileName = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/, 'expected 1-64 letters, digits, spaces or . _ @ -, starting with a letter or digit')
+  // No space at the end: "a " beside "a" would be two profiles no one can tell apart in a listing.
+  .regex(
+    /^[A-Za-z0-9](?:[A-Za-z0-9 ._@-]{0,62}[A-Za-z0-9._@-])?$/,
+    'expected 1-64 letters, digits, spaces or . _ @ -, starting with a letter or digit and not ending with a space',
+  )
   .describe('Profile name, e.g. "work".');
 
 export const ProfileInfo = z
@@ -94,9 +106,10 @@ export class ProfileStore {
     const { file, fileId } = this.place(keys, owner, name);
     let bytes: Buffer;
     try {
-      bytes = await readFile(file);
+      bytes = await readProfileFile(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(name);
+      if (err instanceof ProfileFileError) throw unreadable(name, err);
       throw err;
     }
     try {
@@ -190,6 +203,7 @@ function unreadable(name: string, err: unknown): ServiceError {
     truncated: 'its file is truncated',
     tampered: 'its file failed the integrity check (altered, or written under another --profile-secret)',
     not_a_profile: 'its file is not a profile file',
+    too_large: 'its file is larger than any profile',
     invalid: 'its content is not a valid storage state',
   }[reason];
   return new ServiceError(

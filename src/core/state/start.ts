@@ -84,7 +84,7 @@ export class SessionProfiles {
     if (!this.store)
       throw new ServiceError(
         'profiles_not_configured',
-        'Named profiles are off on this server: start it with --profile-dir DIR (and --profile-secret or SVC_PROFILE_SECRET) to keep them.',
+        'Named profiles are off on this server: start it with --profile-dir DIR to keep them (its key is generated at first use).',
       );
     return this.store;
   }
