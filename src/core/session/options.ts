@@ -142,8 +142,10 @@ export const SessionOptions = z
       .optional(),
     colorScheme: z.enum(['light', 'dark', 'no-preference']).optional(),
     reducedMotion: z.enum(['reduce', 'no-preference']).optional(),
+    // A control character makes Chromium refuse every request's User-Agent header, and each navigation fails.
     userAgent: line(512)
       .refine((value) => value.length > 0, 'not empty')
+      .refine((value) => ![...value].some((char) => char < ' ' || char === '\x7f'), 'no control characters')
       .optional(),
     extraHTTPHeaders: z
       .record(z.string(), line(8192))
