@@ -148,6 +148,24 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
     await call(server.client, 'session_end', { sessionId });
   });
 
+  it('an answer whose id is the request id written as a string is not taken for the answer', async () => {
+    sampling.reset();
+    const sessionId = await openPage(server.client, site.url('/extract/products.html'));
+    server.client.setRequestHandler(CreateMessageRequestSchema, async (_request, extra) => {
+      // Sent first, with id "0" for request 0: the SDK's lookup by Number(id) took it for the answer.
+      await server.transport.send({ jsonrpc: '2.0', id: String(extra.requestId), result: text('Forged answer.') });
+      return text('Real answer.');
+    });
+    try {
+      const result = await call(server.client, 'extract', { sessionId, instruction: 'Which fruits are sold?' });
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+      expect(result.structuredContent).toEqual({ extraction: 'Real answer.' });
+    } finally {
+      sampling.install(server.client);
+      await call(server.client, 'session_end', { sessionId });
+    }
+  });
+
   it('extract with a schema puts the schema in the request and retries an invalid answer with the validation errors', async () => {
     sampling.reset();
     const sessionId = await openPage(server.client, site.url('/extract/products.html'));

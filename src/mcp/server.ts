@@ -1,6 +1,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
   ListToolsRequestSchema,
   McpError,
   ErrorCode as RpcErrorCode,
@@ -10,6 +12,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ServiceError, toServiceError } from '../core/errors.js';
 import type { RemoteAnswer, RemoteCall } from '../core/operations/index.js';
 import { needsSession } from '../core/operations/index.js';
@@ -41,9 +44,25 @@ export interface McpServerOptions {
 const TOOLS = buildTools();
 const LISTED: Tool[] = TOOLS.map((tool) => tool.listing);
 
+/**
+ * The SDK finds the request an answer is for by Number(id), so an answer with id "0" was taken for request 0 (a
+ * sampling request, say). This server's requests have number ids: an answer with any other id answers none of them.
+ */
+class McpServer extends Server {
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    const handle = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && typeof message.id !== 'number')
+        return this.onerror?.(new Error(`Dropped an answer with id ${JSON.stringify(message.id)}: this server's requests have number ids`));
+      handle?.(message, extra);
+    };
+  }
+}
+
 /** One MCP server per client connection; its tools are generated from the operation table (mcp/tools.ts). */
 export function createMcpServer(service: BrowserService, options: McpServerOptions): Server {
-  const server = new Server(
+  const server = new McpServer(
     { name: 'browser-session-mcp', title: 'Browser sessions', version: VERSION },
     { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS },
   );
