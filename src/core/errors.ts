@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   session_closed: 410,
   recording_not_enabled: 409,
   session_limit: 429,
+  viewer_limit: 429,
   page_crashed: 500,
   internal: 500,
   not_implemented: 501,

@@ -147,7 +147,7 @@ export function liveViewPage(nonce: string): string {
   document.addEventListener('copy', (event) => {
     if (document.activeElement !== screen) return;
     event.preventDefault();
-    if (ws.readyState === 1) ws.send(JSON.stringify({ type: 'copy' }));
+    send({ type: 'copy' });
   });
   done.addEventListener('click', () => send({ type: 'done' }));
   takeover.addEventListener('click', () => send({ type: 'takeover' }));

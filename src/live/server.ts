@@ -12,6 +12,11 @@ const LIVE_PATH = /^\/live\/([^/]+)(\/ws)?\/?$/;
 /** A viewer's messages are small (a key, a pointer position, a paste); anything larger closes the connection. */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 const CLOSE_CODES: Record<LiveCloseReason, number> = { ended: 4000, expired: 4001, shutdown: 4002 };
+/**
+ * A viewer whose unsent data passes this is dropped: it stopped reading. Frames and status wait for it in single slots,
+ * so only answers (copies, each at most MAX_COPIED_CHARS) can pile up to this.
+ */
+export const MAX_VIEWER_BUFFERED_BYTES = 8 * 1024 * 1024;
 
 /** Whether a path belongs to the live view: the page `/live/{id}` and its socket `/live/{id}/ws`. */
 export function isLivePath(pathname: string): boolean {
@@ -71,9 +76,17 @@ export class LiveViewDoor {
     }
     const { claims, hub } = opened;
     this.sockets.handleUpgrade(req, socket, head, (ws) => {
-      const viewer = new SocketViewer(ws, claims.interactive, claims.expiresAt);
+      const viewer = new SocketViewer(ws, claims.interactive, claims.expiresAt, () =>
+        this.service.logger.info({ session: claims.sessionId }, 'live viewer dropped: it stopped reading'),
+      );
       ws.send(JSON.stringify({ type: 'hello', interactive: claims.interactive }));
-      const detach = this.service.live.connect(hub, viewer);
+      let detach: () => void;
+      try {
+        detach = this.service.live.connect(hub, viewer);
+      } catch (err) {
+        // Another viewer joined between the check before the handshake and now.
+        return ws.close(1013, toServiceError(err).message.slice(0, 120));
+      }
       ws.on('message', (data, isBinary) => {
         if (isBinary) return;
         let parsed: unknown;
@@ -110,15 +123,26 @@ class SocketViewer implements LiveViewer {
     private readonly ws: WebSocket,
     readonly interactive: boolean,
     readonly expiresAt: number,
+    private readonly onDropped: () => void,
   ) {}
 
   sendFrame(jpeg: Buffer, sent: () => void): void {
     if (this.ws.readyState !== this.ws.OPEN) return sent();
     this.ws.send(jpeg, { binary: true }, () => sent());
+    this.dropIfStalled();
   }
 
-  send(message: LiveMessage): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
+  send(message: LiveMessage, sent?: () => void): void {
+    if (this.ws.readyState !== this.ws.OPEN) return sent?.();
+    this.ws.send(JSON.stringify(message), () => sent?.());
+    this.dropIfStalled();
+  }
+
+  /** Cuts off a viewer that stopped reading (its socket's 'close' detaches it from the hub). */
+  private dropIfStalled(): void {
+    if (this.ws.bufferedAmount <= MAX_VIEWER_BUFFERED_BYTES) return;
+    this.onDropped();
+    this.ws.terminate();
   }
 
   close(reason: LiveCloseReason, message: string): void {

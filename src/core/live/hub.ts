@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import type { Logger } from 'pino';
 import { cancelledError, ServiceError } from '../errors.js';
+import { withTimeout } from '../operation.js';
 import type { Session } from '../sessions.js';
 import type { TabInfo } from '../session/pages.js';
 import { applyInput, selectedText, type LiveInput, type PageInput, type ViewportSize } from './input.js';
@@ -31,28 +32,82 @@ export interface LiveViewer {
   readonly expiresAt: number;
   /** Writes one JPEG frame; `sent` is called once it has left (or failed), so the next one may go. */
   sendFrame(jpeg: Buffer, sent: () => void): void;
-  send(message: LiveMessage): void;
+  /** Writes one message; `sent`, when given, is called once it has left (or failed). */
+  send(message: LiveMessage, sent?: () => void): void;
   close(reason: LiveCloseReason, message: string): void;
+}
+
+/**
+ * One kind of message to one viewer, one at a time: while one is being written, newer ones replace each other in a
+ * single slot and only the newest is sent next, so a viewer who stops reading holds one, never a queue.
+ */
+class NewestOnly<T> {
+  private writing = false;
+  private pending: T | undefined;
+
+  constructor(private readonly write: (item: T, sent: () => void) => void) {}
+
+  /** Whether a message waits in the slot (tests). */
+  get waiting(): boolean {
+    return this.pending !== undefined;
+  }
+
+  push(item: T): void {
+    if (this.writing) {
+      this.pending = item;
+      return;
+    }
+    this.writing = true;
+    this.write(item, () => {
+      this.writing = false;
+      const next = this.pending;
+      this.pending = undefined;
+      if (next !== undefined) this.push(next);
+    });
+  }
 }
 
 interface ViewerSlot {
   viewer: LiveViewer;
-  /** A frame is being written to this viewer. */
-  writing: boolean;
-  /** The newest frame that arrived meanwhile: older ones are dropped, never queued. */
-  pending?: Buffer;
+  frames: NewestOnly<Buffer>;
+  statuses: NewestOnly<LiveStatus>;
+}
+
+/** A person's hold on the page; `over` once it has ended, so input queued under it is no longer replayed. */
+interface Hold {
+  over: boolean;
 }
 
 type Control =
   | { state: 'none' }
   | { state: 'waiting'; since: number; buffered: PageInput[] }
-  | { state: 'person'; kind: 'takeover' | 'ask'; reason: string | null; release: () => void; fail?: (err: Error) => void };
+  | {
+      state: 'person';
+      kind: 'takeover' | 'ask';
+      reason: string | null;
+      hold: Hold;
+      release: () => void;
+      fail?: (err: Error) => void;
+    };
 
 const TICK_MS = 250;
 /** Input sent while a takeover waits for the running operation is kept this long, then dropped (stale positions). */
 const BUFFER_WAIT_MS = 2_000;
 const MAX_BUFFERED = 200;
 const SCREENCAST_QUALITY = 70;
+/**
+ * A viewer's input or copy the page has not taken within this is given up and the page is checked (a script that never
+ * yields is replaced before the next operation); a hold that ended waits this long at most for input still under way.
+ */
+export const LIVE_INPUT_TIMEOUT_MS = 5_000;
+/** Input waiting behind slower input beyond this many is dropped (a flood of moves at a page that stopped answering). */
+const MAX_QUEUED_INPUT = 200;
+/** Copied text is cut to this many characters. */
+export const MAX_COPIED_CHARS = 1_000_000;
+/** URLs in the status are cut to this many characters: the viewer shows them in one line, and a page can make one megabytes long. */
+const MAX_STATUS_URL_CHARS = 8_192;
+/** Viewers connected to one session at once; the next is refused with `viewer_limit`. */
+export const MAX_VIEWERS_PER_SESSION = 10;
 
 export interface SessionLiveOptions {
   logger: Logger;
@@ -79,6 +134,9 @@ export class SessionLive {
   /** The newest frame, for a viewer who joins while the page is still (the screencast only sends changes). */
   private lastFrame: Buffer | undefined;
   private control: Control = { state: 'none' };
+  private queuedInput = 0;
+  /** Bumped when input times out: what was queued before is dropped rather than sent to a page that does not answer. */
+  private inputGeneration = 0;
   /** Set by the owner: undoes what it attached to the session when the hub is dropped. */
   onDrop: (() => void) | undefined;
   /** Frames delivered by the screencast (benchmarks). */
@@ -99,16 +157,35 @@ export class SessionLive {
 
   /** Adds a viewer; the first one starts the screencast. Returns the function that removes it. */
   attach(viewer: LiveViewer): () => void {
-    const slot: ViewerSlot = { viewer, writing: false };
+    this.admit();
+    const slot: ViewerSlot = {
+      viewer,
+      frames: new NewestOnly((jpeg, sent) => (this.slots.has(slot) ? viewer.sendFrame(jpeg, sent) : sent())),
+      statuses: new NewestOnly((status, sent) => (this.slots.has(slot) ? viewer.send(status, sent) : sent())),
+    };
     this.slots.add(slot);
     if (this.slots.size === 1) {
       this.tick = setInterval(() => this.onTick(), TICK_MS);
       this.tick.unref();
     }
     this.syncCast();
-    viewer.send(this.status());
-    if (this.lastFrame) this.write(slot, this.lastFrame);
+    slot.statuses.push(this.status());
+    if (this.lastFrame) slot.frames.push(this.lastFrame);
     return () => this.detach(slot);
+  }
+
+  /** Throws `viewer_limit` when the session already has as many viewers as it may. */
+  admit(): void {
+    if (this.slots.size >= MAX_VIEWERS_PER_SESSION)
+      throw new ServiceError(
+        'viewer_limit',
+        `This session already has ${MAX_VIEWERS_PER_SESSION} live viewers, the most it may have. Close one and open the link again.`,
+      );
+  }
+
+  /** Whether a status waits in a viewer's single slot behind the one being written (tests). */
+  statusWaiting(viewer: LiveViewer): boolean {
+    return [...this.slots].some((slot) => slot.viewer === viewer && slot.statuses.waiting);
   }
 
   private detach(slot: ViewerSlot): void {
@@ -133,17 +210,18 @@ export class SessionLive {
     if (this.control.state === 'person') this.control.release();
   }
 
-  /** One message from a viewer; read-only viewers' messages other than copy are ignored. */
+  /** One message from a viewer; a read-only viewer's are all ignored, copy included. */
   receive(viewer: LiveViewer, input: LiveInput): void {
-    if (input.type === 'copy') {
-      this.queueInput(async () => viewer.send({ type: 'copied', text: await selectedText(this.session.page) }));
-      return;
-    }
     if (!viewer.interactive) return;
+    if (input.type === 'copy') {
+      // Never a password field's value, and the session's secrets masked as everywhere else.
+      const mask = (text: string) => this.session.recording.secrets.mask(text);
+      return this.queueInput(async (page) => viewer.send({ type: 'copied', text: mask(await selectedText(page, MAX_COPIED_CHARS)) }));
+    }
     if (input.type === 'done') return this.handBack();
     if (input.type === 'takeover') return this.takeover();
     const control = this.control;
-    if (control.state === 'person') return this.queueInput(() => this.apply(input));
+    if (control.state === 'person') return this.queueApply(control.hold, input);
     if (control.state === 'none') this.takeover();
     const waiting = this.control;
     if (waiting.state === 'waiting' && Date.now() - waiting.since < BUFFER_WAIT_MS && waiting.buffered.length < MAX_BUFFERED)
@@ -152,7 +230,8 @@ export class SessionLive {
 
   /**
    * A person takes the page: a hold joins the session's queue, so it starts once the running operation has finished,
-   * and operations called meanwhile wait behind it until Done, the last viewer leaving, or the takeover timeout.
+   * and operations called meanwhile wait behind it until Done, the last viewer leaving, or the takeover timeout,
+   * whatever the page does: input still under way then is waited for LIVE_INPUT_TIMEOUT_MS at most.
    */
   takeover(): void {
     if (this.control.state !== 'none') return;
@@ -166,19 +245,22 @@ export class SessionLive {
       .runExclusive(async () => {
         // Superseded (the agent asked meanwhile) or abandoned (everyone left) before the queue reached it.
         if (this.control !== waiting) return;
-        held = { state: 'person', kind: 'takeover', reason: null, release };
+        const hold: Hold = { over: false };
+        held = { state: 'person', kind: 'takeover', reason: null, hold, release };
         this.control = held;
         const timer = setTimeout(release, this.options.takeoverTimeoutMs);
         timer.unref();
         // The last viewer leaving hands the page back (detach); this covers the link nobody opened.
         const unopened = setTimeout(() => this.slots.size === 0 && release(), this.options.takeoverFirstViewerMs);
         unopened.unref();
-        for (const input of waiting.buffered) this.queueInput(() => this.apply(input));
+        for (const input of waiting.buffered) this.queueApply(hold, input);
         this.pushStatus();
         await released;
         clearTimeout(timer);
         clearTimeout(unopened);
-        await this.inputChain;
+        if (this.control === held) this.control = { state: 'none' };
+        await this.inputDrained();
+        hold.over = true;
       })
       .catch((err: unknown) => this.options.logger.debug({ err, session: this.session.id }, 'live-view takeover ended with an error'))
       .finally(() => {
@@ -196,7 +278,8 @@ export class SessionLive {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(cancelledError());
       let settled = false;
-      const held: Control = { state: 'person', kind: 'ask', reason, release: () => finish(), fail: (err) => finish(err) };
+      const hold: Hold = { over: false };
+      const held: Control = { state: 'person', kind: 'ask', reason, hold, release: () => finish(), fail: (err) => finish(err) };
       const finish = (err?: Error) => {
         if (settled) return;
         settled = true;
@@ -204,7 +287,11 @@ export class SessionLive {
         signal?.removeEventListener('abort', onAbort);
         if (this.control === held) this.control = { state: 'none' };
         this.pushStatus();
-        void this.inputChain.then(() => (err ? reject(err) : resolve()));
+        void this.inputDrained().then(() => {
+          hold.over = true;
+          if (err) reject(err);
+          else resolve();
+        });
         if (this.idle) this.options.onIdle();
       };
       const onAbort = () => finish(cancelledError());
@@ -231,15 +318,44 @@ export class SessionLive {
     }
   }
 
-  private queueInput(work: () => Promise<void>): void {
-    this.inputChain = this.inputChain
-      .then(work)
-      .catch((err: unknown) => this.options.logger.debug({ err, session: this.session.id }, 'live-view input failed'));
+  /**
+   * Runs viewer input one at a time on the active page, each given LIVE_INPUT_TIMEOUT_MS: a page that does not take it
+   * (a script that never yields) is checked and replaced before the next operation, as after a navigation timeout,
+   * and the input queued behind it is dropped.
+   */
+  private queueInput(work: (page: Page) => Promise<void>): void {
+    if (this.queuedInput >= MAX_QUEUED_INPUT) return;
+    this.queuedInput++;
+    const generation = this.inputGeneration;
+    this.inputChain = this.inputChain.then(async () => {
+      const page = this.session.page;
+      try {
+        if (generation !== this.inputGeneration) return;
+        const done = work(page);
+        done.catch(() => undefined);
+        await withTimeout(done, LIVE_INPUT_TIMEOUT_MS, () => new ServiceError('timeout', 'The page did not take the input.'));
+      } catch (err) {
+        this.options.logger.debug({ err, session: this.session.id }, 'live-view input failed');
+        if (err instanceof ServiceError && err.code === 'timeout' && page === this.session.page) {
+          this.inputGeneration++;
+          this.session.checkResponsive();
+        }
+      } finally {
+        this.queuedInput--;
+      }
+    });
   }
 
-  private apply(input: PageInput): Promise<void> {
-    const page = this.session.page;
-    return applyInput(page, input, this.frameSize ?? page.viewportSize() ?? { width: 1280, height: 800 });
+  /** Replays a person's input, unless their hold has ended by the time its turn comes. */
+  private queueApply(hold: Hold, input: PageInput): void {
+    this.queueInput(async (page) => {
+      if (!hold.over) await applyInput(page, input, this.frameSize ?? page.viewportSize() ?? { width: 1280, height: 800 });
+    });
+  }
+
+  /** The input queued so far has run, or LIVE_INPUT_TIMEOUT_MS has passed. */
+  private inputDrained(): Promise<void> {
+    return withTimeout(this.inputChain, LIVE_INPUT_TIMEOUT_MS, () => new Error('input still under way')).catch(() => undefined);
   }
 
   /** Makes the screencast match the viewers: the active tab's while anyone watches, none otherwise. */
@@ -272,21 +388,7 @@ export class SessionLive {
         this.frameSize = { width: frame.viewportWidth, height: frame.viewportHeight };
     }
     this.lastFrame = frame.data;
-    for (const slot of this.slots) this.write(slot, frame.data);
-  }
-
-  private write(slot: ViewerSlot, jpeg: Buffer): void {
-    if (slot.writing) {
-      slot.pending = jpeg;
-      return;
-    }
-    slot.writing = true;
-    slot.viewer.sendFrame(jpeg, () => {
-      slot.writing = false;
-      const next = slot.pending;
-      slot.pending = undefined;
-      if (next && this.slots.has(slot)) this.write(slot, next);
-    });
+    for (const slot of this.slots) slot.frames.push(frame.data);
   }
 
   private onTick(): void {
@@ -307,16 +409,18 @@ export class SessionLive {
     const text = JSON.stringify(status);
     if (text === this.lastStatus) return;
     this.lastStatus = text;
-    for (const slot of this.slots) slot.viewer.send(status);
+    for (const slot of this.slots) slot.statuses.push(status);
   }
 
   private status(): LiveStatus {
     const page = this.session.page;
     const size = this.frameSize ?? page.viewportSize() ?? { width: 1280, height: 800 };
+    // The session's secrets masked in every encoding, as in the action log and act's results (a GET form's URL).
+    const url = (raw: string) => this.session.recording.secrets.mask(raw).slice(0, MAX_STATUS_URL_CHARS);
     return {
       type: 'status',
-      url: page.url(),
-      tabs: this.session.pages.list(),
+      url: url(page.url()),
+      tabs: this.session.pages.list().map((tab) => ({ ...tab, url: url(tab.url) })),
       width: size.width,
       height: size.height,
       acting: this.session.isBusy && this.control.state !== 'person',

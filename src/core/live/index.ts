@@ -8,6 +8,7 @@ import { LIVE_TOKEN_DEFAULT_TTL_MS, LIVE_TOKEN_MAX_TTL_MS, LiveTokens, type Live
 
 export { LiveInput } from './input.js';
 export type { LiveMessage, LiveStatus, LiveViewer, LiveCloseReason } from './hub.js';
+export { LIVE_INPUT_TIMEOUT_MS, MAX_COPIED_CHARS, MAX_VIEWERS_PER_SESSION } from './hub.js';
 export { LIVE_TOKEN_DEFAULT_TTL_MS, LIVE_TOKEN_MAX_TTL_MS } from './token.js';
 
 export const LiveViewRequest = z
@@ -77,11 +78,16 @@ export class LiveViews {
     return { url, expiresAt: new Date(expiresAt).toISOString(), interactive };
   }
 
-  /** The token's session and hub, or the 401/403/404 to answer: a link outlives neither its expiry nor its session. */
+  /**
+   * The token's session and hub, or the 401/403/404 to answer (a link outlives neither its expiry nor its session), or
+   * 429 `viewer_limit` when the session has as many viewers as it may.
+   */
   open(sessionId: string, token: string | null | undefined): { claims: LiveClaims; hub: SessionLive } {
     const claims = this.tokens.verify(token, sessionId);
     const session = this.sessions.get(claims.sessionId, claims.owner);
-    return { claims, hub: this.hub(session) };
+    const hub = this.hub(session);
+    hub.admit();
+    return { claims, hub };
   }
 
   /** Adds a connected viewer to the session's hub; returns its input handler and the function that removes it. */

@@ -66,15 +66,20 @@ export async function applyInput(page: Page, input: PageInput, size: ViewportSiz
   }
 }
 
-/** The text selected on the page, in a text field as well as in the document. */
-export function selectedText(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const active = document.activeElement;
+/**
+ * The text selected on the page, in a text field as well as in the document, cut to `maxChars` in the page. A password
+ * field's value is never answered, even selected.
+ */
+export function selectedText(page: Page, maxChars: number): Promise<string> {
+  return page.evaluate((max) => {
+    let active = document.activeElement;
+    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+    if (active instanceof HTMLInputElement && active.type === 'password') return '';
     if (active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement) {
       const { selectionStart, selectionEnd, value } = active;
       if (selectionStart !== null && selectionEnd !== null && selectionEnd > selectionStart)
-        return value.slice(selectionStart, selectionEnd);
+        return value.slice(selectionStart, Math.min(selectionEnd, selectionStart + max));
     }
-    return window.getSelection()?.toString() ?? '';
-  });
+    return (window.getSelection()?.toString() ?? '').slice(0, max);
+  }, maxChars);
 }
