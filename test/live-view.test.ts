@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
@@ -152,6 +154,38 @@ describe('live view over HTTP', { timeout: 120_000 }, () => {
     expect(await upgradeStatus(socketUrl(url))).toBe(101);
   });
 
+  it('refuses other encodings of a valid token, and a path with dot segments, on the page and on its socket', async () => {
+    const id = await startSession();
+    const { url } = (await liveView(id)).json.data;
+    const token = new URL(url).searchParams.get('token')!;
+    const [payload, mac] = token.split('.') as [string, string];
+    // The same MAC bytes written otherwise: padded, standard base64, other unused low bits in the last character.
+    const bytes = Buffer.from(mac, 'base64url');
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const otherBits = mac.slice(0, -1) + alphabet[alphabet.indexOf(mac.at(-1)!) + 1];
+    const standard = mac.replace(/-/g, '+').replace(/_/g, '/');
+    const variants = [
+      `${token}=`,
+      `${payload}.${bytes.toString('base64')}`,
+      ...(standard === mac ? [] : [`${payload}.${standard}`]),
+      `${payload}.${otherBits}`,
+      `${payload}..${mac}`,
+      `${token}\0`,
+    ];
+    for (const variant of variants.slice(1, 4)) expect(Buffer.from(variant.split('.')[1]!, 'base64')).toEqual(bytes);
+    for (const variant of variants) {
+      const page = `${http.url}/live/${id}?token=${encodeURIComponent(variant)}`;
+      expect((await fetch(page)).status, variant).toBe(401);
+      expect(await upgradeStatus(socketUrl(page)), variant).toBe(401);
+    }
+    const query = `?token=${encodeURIComponent(token)}`;
+    expect(await rawStatus(`/live/./${id}${query}`)).toBe(404);
+    expect(await rawStatus(`/live/x/../${id}${query}`)).toBe(404);
+    expect(await rawStatus(`/live/${id}/./ws${query}`, true)).toBe(404);
+    expect(await rawStatus(`/live/${id}${query}`)).toBe(200);
+    expect(await rawStatus(`/live/${id}/ws${query}`, true)).toBe(101);
+  });
+
   it('answers 404 to another key asking for a view of the session, as for every session call', async () => {
     const id = await startSession(KEY_A);
     const res = await liveView(id, {}, KEY_B);
@@ -203,6 +237,30 @@ describe('live view over HTTP', { timeout: 120_000 }, () => {
     await expect.poll(() => http.service.live.hubOf(id)).toBeUndefined();
   });
 });
+
+/** The status a request answers with the path sent as written (fetch would resolve dot segments first); 101 for an upgrade. */
+function rawStatus(path: string, upgrade = false): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = upgrade
+      ? {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': randomBytes(16).toString('base64'),
+        }
+      : {};
+    const req = httpRequest({ host: '127.0.0.1', port: http.port, path, headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      resolve(101);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** The owner scope the server gave KEY_A's sessions (tests reach the core session for its page). */
 function sessionOwner(id: string): string {

@@ -35,7 +35,7 @@ export class LiveViewDoor {
   /** GET /live/{id}?token=...: the page, or a short error page with 401/403/404. */
   handleRequest(req: IncomingMessage, res: ServerResponse): void {
     const { pathname, searchParams } = new URL(req.url ?? '/', 'http://localhost');
-    const match = LIVE_PATH.exec(pathname);
+    const match = canonicalPath(req, pathname) ? LIVE_PATH.exec(pathname) : null;
     const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' };
     if (!match || match[2]) {
       res.writeHead(404, { ...headers, 'content-type': 'text/plain; charset=utf-8' }).end('Not found.\n');
@@ -65,7 +65,7 @@ export class LiveViewDoor {
   /** The WebSocket upgrade of /live/{id}/ws?token=...; refused with 401/403/404 before the handshake. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const { pathname, searchParams } = new URL(req.url ?? '/', 'http://localhost');
-    const match = LIVE_PATH.exec(pathname);
+    const match = canonicalPath(req, pathname) ? LIVE_PATH.exec(pathname) : null;
     if (!match || !match[2]) return refuseUpgrade(socket, 404, 'Not Found');
     let opened: ReturnType<BrowserService['live']['open']>;
     try {
@@ -151,6 +151,13 @@ class SocketViewer implements LiveViewer {
     // A viewer that does not answer the close handshake is cut off.
     setTimeout(() => this.ws.terminate(), 1_000).unref();
   }
+}
+
+/** Whether the request's path is as sent what URL parsing made of it: `/live/./{id}` and the like are not served. */
+function canonicalPath(req: IncomingMessage, pathname: string): boolean {
+  // The path as sent, less the scheme and host of an absolute-form request line.
+  const raw = (req.url ?? '/').replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split('?')[0];
+  return raw === pathname;
 }
 
 function refuseUpgrade(socket: Duplex, status: number, text: string): void {

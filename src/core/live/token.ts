@@ -10,6 +10,9 @@ export interface LiveClaims {
   expiresAt: number;
 }
 
+/** `<payload>.<mac>`, each base64url without padding. */
+const CANONICAL = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
 export const LIVE_TOKEN_DEFAULT_TTL_MS = 15 * 60_000;
 export const LIVE_TOKEN_MAX_TTL_MS = 12 * 60 * 60_000;
 
@@ -45,13 +48,14 @@ export class LiveTokens {
     return claims;
   }
 
+  /** Only the form `issue` writes is read: base64url without padding, one dot (Node's decoder would take many others). */
   private read(token: string | null | undefined): LiveClaims | undefined {
-    if (!token || token.length > 2_048) return undefined;
+    if (!token || token.length > 2_048 || !CANONICAL.test(token)) return undefined;
     const dot = token.indexOf('.');
-    if (dot <= 0) return undefined;
     const payload = token.slice(0, dot);
-    const presented = Buffer.from(token.slice(dot + 1), 'base64url');
-    const expected = this.mac(payload);
+    // The MAC compared as the text `issue` writes, so other encodings of the same bytes are refused too.
+    const presented = Buffer.from(token.slice(dot + 1), 'utf8');
+    const expected = Buffer.from(this.mac(payload).toString('base64url'), 'utf8');
     if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return undefined;
     try {
       const raw = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
