@@ -173,7 +173,9 @@ describe('bad input leaves the session usable', () => {
     );
     expect(upload.code).toBe('invalid_argument');
     expect((await rejection(session.page.act({ ...button, method: 'fill' }))).message).toMatch(/arguments\.value/);
-    expect((await rejection(session.page.act({ method: 'click' }))).message).toMatch(/click needs the ref/);
+    expect((await rejection(session.page.act({ method: 'click' }))).message).toMatch(
+      /click needs an element: its ref from the page text, a selector, or x and y/,
+    );
     expect((await rejection(session.page.act({ action: button, instruction: 'click it' }))).code).toBe('invalid_argument');
     expect((await rejection(session.page.act({}))).code).toBe('invalid_argument');
     expect((await session.page.act(button)).diff!.added).toContain('Clicked 1 times');

@@ -107,6 +107,12 @@ class SelectorNotFound(InvalidArgument):
     codes = ("selector_not_found",)
 
 
+class SelectorAmbiguous(InvalidArgument):
+    """400: act's selector matches several visible elements; the message lists the first ones."""
+
+    codes = ("selector_ambiguous",)
+
+
 class Unauthorized(ServiceError):
     """401: missing or wrong API key."""
 

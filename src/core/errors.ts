@@ -4,6 +4,7 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   url_not_allowed: 400,
   selector_not_found: 400,
+  selector_ambiguous: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,

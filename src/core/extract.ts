@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ServiceConfig } from './config.js';
+import { changedLocation } from './location.js';
 import { ServiceError, throwIfAborted } from './errors.js';
 import { firstPart, nextPart } from './extract-parts.js';
 import { formatErrors, mapUrlRefs, prepareSchema, unwrap, type PreparedSchema } from './extract-schema.js';
@@ -74,7 +75,8 @@ export async function extract(
   if (!options.instruction && !options.schema) {
     if (options.cursor !== undefined) return { result: nextPart(session, options.cursor, options.maxTokens), wrapped: false };
     const snapshot = await takeSnapshot(session, snapshotOptions, ctx);
-    return { result: firstPart(session, snapshot.text, options.maxTokens), wrapped: false };
+    const location = changedLocation(session, { url: snapshot.url, title: snapshot.title });
+    return { result: { ...(location ? { location } : {}), ...firstPart(session, snapshot.text, options.maxTokens) }, wrapped: false };
   }
   // maxTokens is the page text's: a model extraction splits a long page into its own calls (EXTRACT_MAX_PAGE_TOKENS).
   if (options.cursor !== undefined) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PageTextPart } from './extract-parts.js';
 import { PageEventSchema, type PageEvent } from './sessions.js';
 import { Usage } from './usage.js';
 
@@ -15,6 +16,14 @@ export interface Outcome<T> {
   usage?: Usage;
   /** Set by operations whose result may be wrapped (extract): true when `result` is `{value: <the data>}`. */
   wrapped?: boolean;
+  /** navigate with `pageText`: the page it loaded, as text (the MCP door shows it; the interface's result stays as it is). */
+  page?: LoadedPage;
+}
+
+/** The page a navigation loaded: where it is, and (the first part of) its text. */
+export interface LoadedPage extends PageTextPart {
+  url: string;
+  title: string;
 }
 
 /**

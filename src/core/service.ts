@@ -16,7 +16,10 @@ import {
 } from './act/index.js';
 import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
-import { throwIfAborted } from './errors.js';
+import { isAbortError, ServiceError, throwIfAborted } from './errors.js';
+import { firstPart } from './extract-parts.js';
+import { locationShown } from './location.js';
+import { takeSnapshot } from './snapshot/index.js';
 import { extract, type ExtractOptions } from './extract.js';
 import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
 import { newActionId, type OperationContext } from './operation.js';
@@ -32,7 +35,7 @@ import {
 } from './recording/index.js';
 import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
 import type { Usage } from './usage.js';
-import type { Outcome } from './outcome.js';
+import type { LoadedPage, Outcome } from './outcome.js';
 import { watchSettle } from './snapshot/settle.js';
 import {
   ProfileStore,
@@ -214,7 +217,16 @@ export class BrowserService {
 
   navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
     const step = { operation: 'navigate', arguments: req };
-    return this.step({ owner, id, ctx, step, work: async (session) => ({ result: await navigate(session, req, this.config, ctx) }) });
+    return this.step({
+      owner,
+      id,
+      ctx,
+      step,
+      work: async (session) => {
+        const result = await navigate(session, req, this.config, ctx);
+        return { result, ...(req.pageText ? { page: await loadedPage(session, req.maxTokens, ctx) } : {}) };
+      },
+    });
   }
 
   /** `wrapped` says the schema was not an object schema (the result is the bare value). */
@@ -287,10 +299,17 @@ export class BrowserService {
       const since = session.log.lastSeq;
       const page = { url: () => session.page.url(), events: () => session.log.since(since) };
       const run = () => work(session);
-      const { result, usage, wrapped } = await (step ? session.recording.step({ ...step, actionId }, page, run) : run());
+      const { result, usage, wrapped, page: loaded } = await (step ? session.recording.step({ ...step, actionId }, page, run) : run());
       const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
-      return { result, actionId, pageEvents, ...(usage ? { usage } : {}), ...(wrapped !== undefined ? { wrapped } : {}) };
+      return {
+        result,
+        actionId,
+        pageEvents,
+        ...(usage ? { usage } : {}),
+        ...(wrapped !== undefined ? { wrapped } : {}),
+        ...(loaded ? { page: loaded } : {}),
+      };
     });
   }
 
@@ -324,6 +343,23 @@ export interface Produced<T> {
   result: T;
   usage?: Usage;
   wrapped?: boolean;
+  page?: LoadedPage;
+}
+
+/**
+ * The page a navigation loaded, as text within `maxTokens` (the rest by extract's cursor); the client has now seen its
+ * URL and title. A page that cannot be read says so in its text: the navigation itself succeeded.
+ */
+async function loadedPage(session: Session, maxTokens: number | undefined, ctx: OperationContext): Promise<LoadedPage> {
+  try {
+    const snapshot = await takeSnapshot(session, {}, ctx);
+    locationShown(session, { url: snapshot.url, title: snapshot.title });
+    return { url: snapshot.url, title: snapshot.title, ...firstPart(session, snapshot.text, maxTokens) };
+  } catch (err) {
+    if (ctx.signal?.aborted || isAbortError(err)) throw err;
+    const reason = err instanceof ServiceError ? err.message : 'the page did not answer';
+    return { url: session.page.url(), title: '', pageText: `(The page could not be read: ${reason})` };
+  }
 }
 
 /** A result that carries its model usage (act, observe) hands it to the outcome, where every door reports it. */

@@ -20,7 +20,7 @@ export function operationResult(
   const meta = answer === 'outcome' || answer === 'envelope' ? outcomeMeta(outcome, extra.actionId) : undefined;
   const structured = answer === 'envelope' ? interfaceEnvelope(result, meta!) : result;
   const events = outcome.pageEvents.map((event) => `Note: ${event.message}${event.url ? ` (${event.url})` : ''}`);
-  const text = operation.text?.(result) ?? JSON.stringify(structured);
+  const text = operation.text?.(result, outcome) ?? JSON.stringify(structured);
   return {
     content: [
       { type: 'text', text: [text, ...events, ...(extra.notes ?? [])].join('\n') },

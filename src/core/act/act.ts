@@ -7,6 +7,7 @@ import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
 import { lastRead, type LastRead } from '../snapshot/last-read.js';
 import { latestMark, markAction, settleAfterAction } from '../settle/index.js';
+import { changedLocation } from '../location.js';
 import { Variables } from '../variables.js';
 import { inferAction } from './infer.js';
 import { DEFAULT_CHANGE_TOKENS, pageChange, type PageChange } from './page-change.js';
@@ -49,17 +50,22 @@ export async function act(
   // Another tab now (newTab, selectTab, closeTab): the result shows that tab's whole page text.
   const before = session.watched === tabBefore ? readBefore : undefined;
   const { change, title } = await readChange(session, before, urlBefore, req.maxTokens ?? DEFAULT_CHANGE_TOKENS, variables, ctx);
+  const url = variables.redact(session.page.url());
+  const location = changedLocation(session, { url, title: variables.redact(title) });
   return {
     success: true,
     message: performed.message,
     action: {
       ...(action.ref ? { ref: action.ref } : {}),
+      ...(action.selector ? { selector: action.selector } : {}),
+      ...(action.x !== undefined && action.y !== undefined ? { x: action.x, y: action.y } : {}),
       method: action.method,
       arguments: action.arguments ?? {},
       description: performed.description,
     },
-    url: variables.redact(session.page.url()),
+    url,
     title: variables.redact(title),
+    ...(location ? { location } : {}),
     ...change,
     settled,
     ...(session.pages.count > 1 ? { tabs: session.pages.list().map((tab) => ({ ...tab, url: variables.redact(tab.url) })) } : {}),

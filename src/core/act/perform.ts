@@ -4,14 +4,18 @@ import { ServiceError } from '../errors.js';
 import { checkUrl, navigate, type NavigatePolicy } from '../navigate.js';
 import { sleep } from '../operation.js';
 import type { Session } from '../sessions.js';
+import { bounded } from '../snapshot/cdp.js';
 import { resolveRef } from '../snapshot/index.js';
 import { isPasswordRef, refTarget } from '../snapshot/refs.js';
 import { Variables } from '../variables.js';
 import { actionError } from './errors.js';
-import { ELEMENT_METHODS, MAX_UPLOAD_BYTES, METHOD_ARGUMENTS, PAGE_METHODS, type Action, type ActMethod } from './schema.js';
+import { ELEMENT_METHODS, MAX_UPLOAD_BYTES, METHOD_ARGUMENTS, PAGE_METHODS, POINT_METHODS, type Action, type ActMethod } from './schema.js';
+import { checkPoint, describePoint, resolveSelector, type Point } from './target.js';
 
 /** Default longest wait for an element to become actionable. */
 export const ACTION_TIMEOUT_MS = 10_000;
+/** Longest read of the focused field around a click (a page stuck in a script never answers). */
+const FOCUS_READ_MS = 1_000;
 /** After an action that may navigate, how long to wait for the new page to load. */
 const LOAD_AFTER_ACTION_MS = 5_000;
 
@@ -34,8 +38,12 @@ export interface Performed {
 interface Step {
   session: Session;
   page: Page;
-  /** Undefined for an action on the page as a whole. */
+  /** Undefined for an action on the page as a whole, or on a selector or a point. */
   ref: string | undefined;
+  /** The point acted at, when the action gave coordinates instead of an element. */
+  point: Point | undefined;
+  /** The action names an element (a ref or a selector). */
+  onElement: boolean;
   element: () => Promise<Locator>;
   args: Record<string, unknown>;
   /** The arguments as given, for messages: placeholders, not values. */
@@ -49,22 +57,41 @@ interface Step {
 /** Performs one action on the session's page; the one implementation behind act and the agent's browser tools. */
 export async function performAction(session: Session, action: Action, options: PerformOptions = {}): Promise<Performed> {
   const { method } = action;
-  const ref = PAGE_METHODS.has(method) ? undefined : action.ref?.trim().replace(/^\[|\]$/g, '') || undefined;
-  if (ELEMENT_METHODS.has(method) && !ref)
-    throw new ServiceError('invalid_argument', `${method} needs the ref of an element; read the page to get one.`);
+  const onPage = PAGE_METHODS.has(method);
+  const ref = onPage ? undefined : action.ref?.trim().replace(/^\[|\]$/g, '') || undefined;
+  const selector = onPage ? undefined : action.selector?.trim() || undefined;
+  const point = onPage ? undefined : pointOf(action);
+  const targets = [ref, selector, point].filter((target) => target !== undefined).length;
+  if (targets > 1) throw new ServiceError('invalid_argument', 'Give one of ref, selector or x and y, not several.');
+  if (point && !POINT_METHODS.has(method))
+    throw new ServiceError('invalid_argument', `${method} acts on an element: give its ref or a selector, not x and y.`);
+  if (ELEMENT_METHODS.has(method) && !targets)
+    throw new ServiceError(
+      'invalid_argument',
+      `${method} needs an element: its ref from the page text, a selector${POINT_METHODS.has(method) ? ', or x and y' : ''}.`,
+    );
   const variables = options.variables ?? new Variables();
   const shown = checkArguments(method, action.arguments ?? {});
   const args = checkArguments(method, variables.substituteDeep(action.arguments ?? {}) as Record<string, unknown>);
-  const description = ref ? describeRef(session, ref) : 'the page';
   const timeout = options.timeoutMs ?? ACTION_TIMEOUT_MS;
+  if (point) await checkPoint(session, point);
+  const description = ref
+    ? describeRef(session, ref)
+    : selector
+      ? `selector ${JSON.stringify(selector)}`
+      : point
+        ? `the point (${point.x}, ${point.y})${await describePoint(session, point).then((what) => (what ? `, ${what}` : ''))}`
+        : 'the page';
   const step: Step = {
     session,
     page: session.page,
     ref,
-    element: () => resolveRef(session, ref!),
+    point,
+    onElement: Boolean(ref ?? selector),
+    element: () => (selector ? resolveSelector(session, selector, timeout) : resolveRef(session, ref!)),
     args,
     shown,
-    target: ref ? `[${ref}] ${description}` : 'the page',
+    target: ref ? `[${ref}] ${description}` : description,
     timeout,
     signal: options.signal,
     policy: options.policy ?? { allowFileUrls: false },
@@ -97,45 +124,66 @@ function describeRef(session: Session, ref: string): string {
   return target.name ? `${target.role} ${JSON.stringify(target.name)}` : target.role;
 }
 
+/** action.x and action.y as a point; one without the other is `invalid_argument`. */
+function pointOf(action: Action): Point | undefined {
+  if (action.x === undefined && action.y === undefined) return undefined;
+  if (action.x === undefined || action.y === undefined)
+    throw new ServiceError('invalid_argument', 'Give both x and y (viewport CSS pixels).');
+  return { x: action.x, y: action.y };
+}
+
 const str = (value: unknown) => JSON.stringify(value);
 
 /** A value typed into a password field is a secret of the session from now on: the log and the trace mask it. */
-async function maskIfPassword(s: Step, value: string): Promise<void> {
-  if (value && s.ref && (await isPasswordRef(s.session, s.ref))) s.session.recording.secrets.addPassword(value);
+async function maskIfPassword(s: Step, element: Locator, value: string): Promise<void> {
+  if (!value) return;
+  const password = s.ref
+    ? isPasswordRef(s.session, s.ref)
+    : (await element.getAttribute('type', { timeout: s.timeout }).catch(() => null))?.toLowerCase() === 'password';
+  if (password) s.session.recording.secrets.addPassword(value);
 }
 
 const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   click: async (s) => {
-    await (await s.element()).click({ timeout: s.timeout, ...(s.args as object) });
+    const focusedBefore = await focusedValue(s);
+    if (s.point) await s.page.mouse.click(s.point.x, s.point.y, s.args);
+    else await (await s.element()).click({ timeout: s.timeout, ...(s.args as object) });
     await loaded(s.page);
-    return `Clicked ${s.target}.`;
+    const focusedAfter = await focusedValue(s);
+    // A pick from a suggestion list fills the field that has focus: the result says what it holds now.
+    const filled = focusedAfter && focusedAfter !== focusedBefore ? ` The focused field now holds ${str(masked(s, focusedAfter))}.` : '';
+    return `Clicked ${s.target}.${filled}`;
   },
   dblclick: async (s) => {
-    await (await s.element()).dblclick({ timeout: s.timeout, ...(s.args as object) });
+    if (s.point) await s.page.mouse.dblclick(s.point.x, s.point.y, s.args);
+    else await (await s.element()).dblclick({ timeout: s.timeout, ...(s.args as object) });
     await loaded(s.page);
     return `Double-clicked ${s.target}.`;
   },
   fill: async (s) => {
-    await maskIfPassword(s, s.args.value as string);
-    await (await s.element()).fill(s.args.value as string, { timeout: s.timeout });
-    return `Filled ${s.target} with ${str(s.shown.value)}.`;
+    const element = await s.element();
+    await maskIfPassword(s, element, s.args.value as string);
+    await element.fill(s.args.value as string, { timeout: s.timeout });
+    return `Filled ${s.target} with ${str(s.shown.value)}.${await heldValue(s, element, s.args.value as string)}`;
   },
   type: async (s) => {
-    await maskIfPassword(s, s.args.text as string);
-    await (await s.element()).pressSequentially(s.args.text as string, { timeout: s.timeout });
+    const element = await s.element();
+    await maskIfPassword(s, element, s.args.text as string);
+    await element.pressSequentially(s.args.text as string, { timeout: s.timeout });
     return `Typed ${str(s.shown.text)} into ${s.target}.`;
   },
   press: async (s) => {
     const key = s.args.key as string;
-    if (s.ref) await (await s.element()).press(key, { timeout: s.timeout });
+    if (s.onElement) await (await s.element()).press(key, { timeout: s.timeout });
     else await s.page.keyboard.press(key);
     await loaded(s.page);
-    return `Pressed ${key} on ${s.ref ? s.target : 'the focused element'}.`;
+    return `Pressed ${key} on ${s.onElement ? s.target : 'the focused element'}.`;
   },
   selectOption: async (s) => {
-    const selected = await (await s.element()).selectOption(s.args.values as string[], { timeout: s.timeout });
+    const element = await s.element();
+    const selected = await element.selectOption(s.args.values as string[], { timeout: s.timeout });
     await loaded(s.page);
-    return `Selected ${selected.map(str).join(', ')} in ${s.target}.`;
+    return `Selected ${selected.map(str).join(', ')} in ${s.target}.${await heldValue(s, element, selected.join(', '))}`;
   },
   check: async (s) => {
     await (await s.element()).check({ timeout: s.timeout });
@@ -146,17 +194,12 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     return `Unchecked ${s.target}.`;
   },
   hover: async (s) => {
-    await (await s.element()).hover({ timeout: s.timeout });
+    if (s.point) await s.page.mouse.move(s.point.x, s.point.y);
+    else await (await s.element()).hover({ timeout: s.timeout });
     return `Hovering over ${s.target}.`;
   },
   scroll: (s) => scroll(s),
-  dragTo: async (s) => {
-    const targetRef = String(s.args.targetRef).replace(/^\[|\]$/g, '');
-    const to = `[${targetRef}] ${describeRef(s.session, targetRef)}`;
-    const [source, target] = [await s.element(), await resolveRef(s.session, targetRef)];
-    await source.dragTo(target, { timeout: s.timeout });
-    return `Dragged ${s.target} onto ${to}.`;
-  },
+  dragTo: (s) => dragTo(s),
   upload: (s) => upload(s),
   back: (s) => history(s, 'back'),
   forward: (s) => history(s, 'forward'),
@@ -186,11 +229,11 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
 async function scroll(s: Step): Promise<string> {
   const direction = s.args.direction as 'up' | 'down' | undefined;
   const screens = ((s.args.screens as number | undefined) ?? 1) * (direction === 'up' ? -1 : 1);
-  if (s.ref && !direction) {
+  if (s.onElement && !direction) {
     await (await s.element()).scrollIntoViewIfNeeded({ timeout: s.timeout });
     return `Scrolled ${s.target} into view.`;
   }
-  const at = !s.ref
+  const at = !s.onElement
     ? await s.page.evaluate((by) => {
         window.scrollBy(0, by * window.innerHeight);
         return { y: window.scrollY, height: document.documentElement.scrollHeight, view: window.innerHeight };
@@ -206,6 +249,82 @@ async function scroll(s: Step): Promise<string> {
         { timeout: s.timeout },
       );
   return `Scrolled ${s.target} ${direction ?? 'down'}; now at ${Math.round(at.y)} px of ${at.height} px (${at.view} px visible).`;
+}
+
+/**
+ * Drags from the element (or point) to the target: `targetRef` or `targetSelector` (at `position` inside it, or its
+ * centre), or the point `x`, `y`. Element to element with no position is Playwright's dragTo (it scrolls both into
+ * view and serves HTML5 drag and drop); the rest is the mouse, pressed, moved in steps and released.
+ */
+async function dragTo(s: Step): Promise<string> {
+  const { targetRef, targetSelector, position, x, y } = s.args as {
+    targetRef?: string;
+    targetSelector?: string;
+    position?: Point;
+    x?: number;
+    y?: number;
+  };
+  const given = [targetRef, targetSelector, x ?? y].filter((value) => value !== undefined).length;
+  if (given !== 1 || (x === undefined) !== (y === undefined))
+    throw new ServiceError(
+      'invalid_argument',
+      'dragTo needs one target: arguments.targetRef, arguments.targetSelector, or arguments.x and y.',
+    );
+  const ref = targetRef?.replace(/^\[|\]$/g, '');
+  const target = ref
+    ? await resolveRef(s.session, ref)
+    : targetSelector
+      ? await resolveSelector(s.session, targetSelector, s.timeout)
+      : undefined;
+  const to = ref
+    ? `[${ref}] ${describeRef(s.session, ref)}`
+    : targetSelector
+      ? `selector ${JSON.stringify(targetSelector)}`
+      : `the point (${x}, ${y})`;
+  const at = position ? ` at (${position.x}, ${position.y}) in it` : '';
+  if (!s.point && target && !position) {
+    await (await s.element()).dragTo(target, { timeout: s.timeout });
+    return `Dragged ${s.target} onto ${to}.`;
+  }
+  const end = target ? await pointIn(target, position, s.timeout) : await checkPoint(s.session, { x: x!, y: y! });
+  if (s.point) await s.page.mouse.move(s.point.x, s.point.y);
+  else await (await s.element()).hover({ timeout: s.timeout });
+  await s.page.mouse.down();
+  await s.page.mouse.move(end.x, end.y, { steps: 10 });
+  await s.page.mouse.up();
+  return `Dragged ${s.target} onto ${to}${at}.`;
+}
+
+/** A point of an element in the viewport: `position` from its top-left, or its centre; scrolled into view first. */
+async function pointIn(element: Locator, position: Point | undefined, timeout: number): Promise<Point> {
+  await element.scrollIntoViewIfNeeded({ timeout });
+  const box = await element.boundingBox({ timeout });
+  if (!box) throw new ServiceError('action_timeout', 'The drop target is not shown on the page.');
+  return position ? { x: box.x + position.x, y: box.y + position.y } : { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+/**
+ * What a field holds after fill or selectOption, when it is not what was asked for (a page that formats, completes or
+ * refuses the value): ` It now holds "…".` Password fields and unchanged values say nothing.
+ */
+async function heldValue(s: Step, element: Locator, asked: string): Promise<string> {
+  const type = s.ref ? undefined : await element.getAttribute('type', { timeout: 2_000 }).catch(() => null);
+  if (s.ref ? isPasswordRef(s.session, s.ref) : type?.toLowerCase() === 'password') return '';
+  const held = await element.inputValue({ timeout: Math.min(s.timeout, 2_000) }).catch(() => undefined);
+  if (held === undefined || held === asked) return '';
+  return ` It now holds ${str(masked(s, held))}.`;
+}
+
+/** The value of the text field that has focus ('' when none has, or it is a password field), read by Playwright. */
+async function focusedValue(s: Step): Promise<string> {
+  const focused = s.page.locator('input:focus:not([type=password]), textarea:focus').first();
+  const read = async () => ((await focused.count()) ? focused.inputValue({ timeout: FOCUS_READ_MS }) : '');
+  return bounded(read(), FOCUS_READ_MS, 'reading the focused field').catch(() => '');
+}
+
+/** A value read back from the page, as results may show it: the session's secrets masked, at most 200 characters. */
+function masked(s: Step, value: string): string {
+  return s.session.recording.secrets.mask(value.length > 200 ? `${value.slice(0, 199)}…` : value);
 }
 
 async function upload(s: Step): Promise<string> {

@@ -29,7 +29,7 @@ export const ACT_METHODS = [
 export const ActMethod = z.enum(ACT_METHODS);
 export type ActMethod = z.infer<typeof ActMethod>;
 
-/** Methods that act on one element and so need its ref. */
+/** Methods that act on one element and so need its ref or a selector (or, for some, a point). */
 export const ELEMENT_METHODS: ReadonlySet<ActMethod> = new Set([
   'click',
   'dblclick',
@@ -42,6 +42,8 @@ export const ELEMENT_METHODS: ReadonlySet<ActMethod> = new Set([
   'dragTo',
   'upload',
 ]);
+/** Element methods that also take a point of the viewport (action.x, action.y) instead of an element. */
+export const POINT_METHODS: ReadonlySet<ActMethod> = new Set(['click', 'dblclick', 'hover', 'dragTo']);
 /** Methods on the page as a whole; a ref given with them is ignored. */
 export const PAGE_METHODS: ReadonlySet<ActMethod> = new Set(['back', 'forward', 'reload', 'wait', 'newTab', 'selectTab', 'closeTab']);
 
@@ -83,7 +85,19 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
       screens: z.number().positive().max(20).optional().describe('How far, in viewport (or element) heights; default 1.'),
     })
     .strict(),
-  dragTo: z.object({ targetRef: z.string().min(1).describe('Ref of the element to drop onto.') }).strict(),
+  dragTo: z
+    .object({
+      targetRef: z.string().min(1).optional().describe('Ref of the element to drop onto.'),
+      targetSelector: z.string().min(1).optional().describe('Or a selector of it.'),
+      position: z
+        .object({ x: z.number(), y: z.number() })
+        .strict()
+        .optional()
+        .describe('Where in the target, CSS px from its top-left (above or below an item); default its centre.'),
+      x: z.number().optional().describe('Or a point of the viewport to drop at (with y).'),
+      y: z.number().optional(),
+    })
+    .strict(),
   upload: z.object({ files: z.array(UploadFile).min(1).max(MAX_UPLOAD_FILES) }).strict(),
   back: Empty,
   forward: Empty,
@@ -104,6 +118,19 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
 export const Action = z
   .object({
     ref: z.string().min(1).optional().describe('Element ref from the page text or observe, e.g. "12".'),
+    selector: z
+      .string()
+      .min(1)
+      .max(2000)
+      .optional()
+      .describe(
+        'Instead of a ref: a Playwright selector matching one visible element ("text=Save", "css=#start", role=button[name="OK"]).',
+      ),
+    x: z
+      .number()
+      .optional()
+      .describe('Instead of a ref: viewport CSS px from the left, as a screenshot shows (click, dblclick, hover, dragTo).'),
+    y: z.number().optional().describe('With x: px from the top.'),
     method: ActMethod,
     arguments: z.record(z.string(), z.unknown()).optional().describe('Per method, e.g. fill {value}, press {key}, selectOption {values}.'),
     description: z.string().optional().describe('Ignored: lets an observe result be passed as is.'),
@@ -151,12 +178,19 @@ export const ActResult = z.object({
   message: z.string().describe('What was done, in one sentence.'),
   action: z.object({
     ref: z.string().optional(),
+    selector: z.string().optional(),
+    x: z.number().optional(),
+    y: z.number().optional(),
     method: ActMethod,
     arguments: z.record(z.string(), z.unknown()).describe('As given or inferred: %name% placeholders stay placeholders.'),
     description: z.string(),
   }),
   url: z.string(),
   title: z.string(),
+  location: z
+    .object({ url: z.string(), title: z.string() })
+    .optional()
+    .describe('The URL and title, when they differ from those the last navigate, act or extract answer showed.'),
   pageChanged: z.boolean().describe('The page text or URL differs from before the action.'),
   navigated: z.boolean().describe('The page now shows another document: pageText is the new page.'),
   diff: z

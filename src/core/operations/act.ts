@@ -23,13 +23,14 @@ export const actOperation = defineOperation({
   title: 'Act on the page',
   description:
     'Do one thing on the page: action {ref, method, arguments} with a ref from the page text or observe (no model), ' +
+    'or instead of ref a Playwright selector ("text=Edit", "css=#go") or x, y (viewport px, for click, dblclick, hover, dragTo); ' +
     'or instruction ("click sign in", a model picks it). Methods: click, dblclick, fill {value}, type {text}, press {key}, ' +
-    'selectOption {values}, check, uncheck, hover, scroll {direction?, screens?}, dragTo {targetRef}, ' +
+    'selectOption {values}, check, uncheck, hover, scroll {direction?, screens?}, dragTo {targetRef | targetSelector | x, y; position?}, ' +
     'upload {files: [{name, contentBase64}]}, back, forward, reload, wait {text | textGone | ms}, ' +
     'newTab {url}, selectTab {tabId}, closeTab {tabId}. %name% in arguments is filled from variables, never shown. ' +
     'Returns the page change once it settles (+ added / - removed lines, or the new page).',
   summary:
-    'One action on the page, {action: {ref, method, arguments}} or {instruction}, and what it changed. ' +
+    'One action on the page, {action: {ref | selector | x, y, method, arguments}} or {instruction}, and what it changed. ' +
     `Bodies up to ${MAX_ACT_INPUT_BYTES} bytes (uploads up to 25 MiB decoded).`,
   input: ActRequest,
   output: ActResult,
@@ -47,7 +48,7 @@ export const actOperation = defineOperation({
  */
 export function actResultText(result: ActResult): string {
   // Where the page is only when that is news: after a navigation or a tab switch (pageText comes with both).
-  const where = result.pageText !== undefined ? ` Page: ${result.title ? `"${result.title}" ` : ''}${result.url}` : '';
+  const where = result.location || result.pageText !== undefined ? ` Page: ${result.title ? `"${result.title}" ` : ''}${result.url}` : '';
   const lines = [`${result.message}${where}`];
   if (result.pageText !== undefined) lines.push(result.navigated ? 'New page:' : 'Page:', result.pageText);
   else if (result.diff && (result.diff.added.length || result.diff.removed.length))

@@ -97,7 +97,7 @@ export interface OperationDefinition<
   /** A cheap valid input (besides sessionId): test/operations.test.ts runs it through every door. */
   example?: Record<string, unknown>;
   /** Text content for clients that do not read structuredContent; default the JSON of the result. */
-  text?(result: z.infer<O>): string | undefined;
+  text?(result: z.infer<O>, outcome: OperationOutcome<unknown>): string | undefined;
   run(input: z.infer<I>, call: OperationCall): Promise<OperationOutcome<R>>;
 }
 

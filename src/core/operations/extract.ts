@@ -1,5 +1,7 @@
 import { ExtractOptions, ExtractResult } from '../extract.js';
 import { wrapResult } from '../extract-schema.js';
+import type { PageTextPart } from '../extract-parts.js';
+import type { PageLocation } from '../location.js';
 import { defineOperation } from './define.js';
 
 /** MCP clients drop big results (Claude Code: over 25,000 tokens), so page text over MCP comes in parts of at most this. */
@@ -33,13 +35,29 @@ export const extractOperation = defineOperation({
 });
 
 /** The two text forms read best as plain text (a part of the page text saying what is left); structured results as JSON (undefined). */
-function extractionText(structured: Record<string, unknown>): string | undefined {
+function extractionText(result: Record<string, unknown>): string | undefined {
+  const { location, ...structured } = result as { location?: PageLocation } & Record<string, unknown>;
+  const text = pageOrExtractionText(structured);
+  return location && text !== undefined ? `${locationLine(location)}\n${text}` : text;
+}
+
+/** A part of the page text, with where the rest is when there is more. */
+export function pageTextNote({ pageText, nextCursor, remainingTokens }: PageTextPart): string {
+  if (nextCursor === undefined) return pageText;
+  return `${pageText}\n(page text continues: about ${String(remainingTokens)} more tokens; call extract again with cursor "${nextCursor}")`;
+}
+
+/** `Page: "title" url`, the line that tells a model where it is. */
+export function locationLine({ url, title }: PageLocation): string {
+  return `Page: ${title ? `${JSON.stringify(title)} ` : ''}${url}`;
+}
+
+function pageOrExtractionText(structured: Record<string, unknown>): string | undefined {
   const only = Object.keys(structured);
   if (only.length === 1 && typeof structured.pageText === 'string') return structured.pageText;
   const { pageText, nextCursor, remainingTokens } = structured;
-  if (only.length === 3 && typeof pageText === 'string' && typeof nextCursor === 'string') {
-    return `${pageText}\n(page text continues: about ${String(remainingTokens)} more tokens; call extract again with cursor "${nextCursor}")`;
-  }
+  if (only.length === 3 && typeof pageText === 'string' && typeof nextCursor === 'string')
+    return pageTextNote({ pageText, nextCursor, remainingTokens: remainingTokens as number });
   if (only.length === 1 && typeof structured.extraction === 'string') return structured.extraction;
   return undefined;
 }

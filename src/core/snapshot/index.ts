@@ -32,7 +32,10 @@ export interface SnapshotOptions {
   callTimeoutMs?: number;
 }
 
-/** Reads the page as text with element refs; the refs stay resolvable on the session until the next snapshot. */
+/** Most refs kept for one document across reads. */
+const MAX_KEPT_REFS = 20_000;
+
+/** Reads the page as text with element refs; the refs stay resolvable on the session while its document stays. */
 export async function takeSnapshot(session: Session, options: SnapshotOptions = {}, ctx: OperationContext = {}): Promise<PageSnapshot> {
   const started = performance.now();
   try {
@@ -96,13 +99,31 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
         password: frameRead.passwords.has(found.elementId),
       });
   }
-  session.state.set(REFS, targets);
+  session.state.set(REFS, keptRefs(session.state.get(REFS), targets, read.document));
   const refs = new Map<string, ElementRef>();
   for (const target of targets.values()) refs.set(target.ref, elementRef(target));
   const text = compactLines(flatten(renderer.lines)).join('\n');
   const url = page.url();
   if (options.selector === undefined) rememberRead(session, { text, url, document: read.document, iframes: options.iframes ?? false });
   return { text, refs, url, title: read.title };
+}
+
+/**
+ * The ref table after a read: refs of earlier reads of the same main document stay (a narrow read, a read without
+ * iframes, never takes a ref away; one whose element has gone answers `ref_not_found` when used), and this read's
+ * refs are added. A new main document starts the table again.
+ */
+function keptRefs(before: Map<string, RefTarget>, read: Map<string, RefTarget>, mainDocument: string): Map<string, RefTarget> {
+  const sameDocument = [...before.values()].some((target) => target.document === mainDocument);
+  if (!sameDocument) return read;
+  const kept = new Map(before);
+  for (const [ref, target] of read) kept.set(ref, target);
+  // A page that keeps changing under one document (a feed) would grow the table without end: the oldest go first.
+  for (const ref of kept.keys()) {
+    if (kept.size <= MAX_KEPT_REFS) break;
+    kept.delete(ref);
+  }
+  return kept;
 }
 
 /** Strips an optional "xpath=" prefix; anything else must be XPath. */

@@ -17,6 +17,10 @@ const OBJECT_GROUP = 'bsm-pagetext';
 const OWN_WORLD = 'bsm_pagetext';
 /** Deepest element read as structure: real pages nest a few dozen levels; the walk is recursive (docs/pagetext.md). */
 const MAX_DEPTH = 256;
+/** Listener types that make an element something a person acts on. */
+const ACTING_LISTENERS = new Set(['click', 'dblclick', 'mousedown', 'pointerdown', 'keydown']);
+/** Most elements with such listeners handed to the reader (each is one CDP call). */
+const MAX_LISTENED = 500;
 
 /** A frame's execution contexts over one CDP session: Playwright's utility world (the reader's) and the page's own. */
 export interface FrameWorlds {
@@ -113,10 +117,12 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<
     maxDepth: MAX_DEPTH,
     frameAttribute: FRAME_ATTRIBUTE,
     interactiveRoles: [...INTERACTIVE],
+    closedRoots: 0,
   };
+  const listened = await listenedElements(cdp, worlds);
   // Whether the page made a closed shadow root is asked beside the read; only then is it read again with those roots.
   const [first, closedShadow] = await Promise.all([
-    walk(cdp, worlds, options, []),
+    walk(cdp, worlds, options, listened),
     worlds.main === undefined
       ? false
       : cdp
@@ -128,12 +134,13 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<
           .then((asked) => asked.result.value === true),
   ]);
   let result = first;
-  if (closedShadow) {
-    try {
-      result = await walk(cdp, worlds, options, await closedShadowRoots(cdp, worlds));
-    } finally {
-      await releaseObjects(cdp);
+  try {
+    if (closedShadow) {
+      const roots = await closedShadowRoots(cdp, worlds);
+      result = await walk(cdp, worlds, { ...options, closedRoots: roots.length }, [...roots, ...listened]);
     }
+  } finally {
+    if (closedShadow || listened.length) await releaseObjects(cdp);
   }
   if (!result.ok) {
     if (result.error === 'too_large') throw pageTooLarge(result.elements, result.scoped);
@@ -144,15 +151,18 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<
   return { ...toTree(result.root), document: result.doc, title: result.title, worlds };
 }
 
-/** One run of the reader in the frame's world; `closed` are the frame's closed shadow roots as objects of that world. */
-async function walk(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, closed: string[]): Promise<WalkResult> {
+/**
+ * One run of the reader in the frame's world; `handed` are objects of that world: the frame's closed shadow roots
+ * (`options.closedRoots` of them), then the elements with acting listeners.
+ */
+async function walk(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, handed: string[]): Promise<WalkResult> {
   const evaluated = await cdp.send<{
     result: { value?: unknown };
     exceptionDetails?: { exception?: { description?: string }; text?: string };
   }>('Runtime.callFunctionOn', {
     functionDeclaration: WALKER_SOURCE,
     executionContextId: worlds.utility,
-    arguments: [{ value: options }, ...closed.map((objectId) => ({ objectId }))],
+    arguments: [{ value: options }, ...handed.map((objectId) => ({ objectId }))],
     returnByValue: true,
   });
   if (evaluated.exceptionDetails) {
@@ -167,6 +177,51 @@ async function walk(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, closed:
     throw new Error(`The page text reader failed in the page: ${reason}`);
   }
   return JSON.parse(String(evaluated.result.value)) as WalkResult;
+}
+
+/**
+ * The frame's elements with a click, dblclick, mousedown, pointerdown or keydown listener (added by addEventListener, a
+ * handler property or attribute), as objects of the reader's world. One DOMDebugger call lists every listener of the
+ * document, invisible to the page (no script of ours in its world); a handler the page delegates to its root (React,
+ * Vue) is on the root, so it marks nothing: those elements are reached by selector or coordinates. Released with
+ * OBJECT_GROUP.
+ */
+async function listenedElements(cdp: Cdp, worlds: FrameWorlds): Promise<string[]> {
+  const doc = await cdp.send<{ result: { objectId?: string } }>('Runtime.evaluate', {
+    expression: 'document',
+    contextId: worlds.utility,
+    objectGroup: OBJECT_GROUP,
+  });
+  if (!doc.result.objectId) return [];
+  const { listeners } = await cdp.send<{ listeners: Array<{ type: string; backendNodeId?: number }> }>('DOMDebugger.getEventListeners', {
+    objectId: doc.result.objectId,
+    depth: -1,
+    // Not `pierce`: Chromium 150's renderer crashed on it after a scoped read and a reload (shadow roots' and
+    // frames' listeners are left out: a frame is read, and asked, on its own).
+    pierce: false,
+  });
+  const nodes = new Set<number>();
+  for (const listener of listeners)
+    if (listener.backendNodeId !== undefined && ACTING_LISTENERS.has(listener.type) && nodes.size < MAX_LISTENED)
+      nodes.add(listener.backendNodeId);
+  const objects = await Promise.all(
+    [...nodes].map((backendNodeId) =>
+      cdp
+        .send<{ object: { objectId?: string } }>('DOM.resolveNode', {
+          backendNodeId,
+          executionContextId: worlds.utility,
+          objectGroup: OBJECT_GROUP,
+        })
+        .then(
+          (resolved) => resolved.object.objectId,
+          (err: unknown) => {
+            if (err instanceof ServiceError) throw err;
+            return undefined;
+          },
+        ),
+    ),
+  );
+  return objects.filter((id): id is string => id !== undefined);
 }
 
 /**

@@ -7,7 +7,7 @@ import { frameWorlds, isStaleWorld, registerElement } from './read.js';
 import { ISOLATED_ENGINE, PAGE_REFS_KEY } from './ref-engine.js';
 import { RefNumbers } from './render.js';
 
-/** The refs of the session's latest page text; replaced by every read. */
+/** The refs of the session's page texts of its current document (a new document starts them again). */
 export const REFS = stateKey('snapshot.refs', () => new Map<string, RefTarget>());
 /** The main frame's id at the latest read: its refs may be written without it ("12" for "0-12"). */
 export const MAIN_REF_FRAME = stateKey('snapshot.mainRefFrame', () => '0');

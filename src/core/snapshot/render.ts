@@ -44,8 +44,10 @@ const INLINE = new Set([
   'deletion',
   'insertion',
 ]);
-/** Role names of the reader's own, said the way a reader knows them. */
-const DISPLAY_ROLE: Record<string, string> = { DisclosureTriangle: 'summary' };
+/** Role names of the reader's own, said the way a reader knows them; a clickable element with no role says none. */
+const DISPLAY_ROLE: Record<string, string> = { DisclosureTriangle: 'summary', LabelText: 'label', generic: '' };
+/** Roles whose lines keep their shape when the element is clickable: the ref goes in front of the content. */
+const MARKED = new Set(['heading', 'listitem', 'row', 'image', 'figure', 'paragraph', 'cell', 'gridcell', 'columnheader', 'rowheader']);
 const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader']);
 /** Options of a native <select> listed on its line; a country list stops after this many. */
 const MAX_OPTIONS = 30;
@@ -124,12 +126,17 @@ export class Renderer {
     if (r === 'StaticText') return this.text(node.name, depth);
     if (r === 'LineBreak') return this.flush();
     if (r === 'Iframe') return this.iframe(node, depth);
-    if (this.isInteractive(node, r)) return this.control(node, r, depth);
-    if (r === 'heading') return this.block(node, depth, `${'#'.repeat(Number(node.props?.level ?? 2))} `);
+    if (this.isInteractive(node, r) && !(MARKED.has(r) && node.props?.clickable === true)) return this.control(node, r, depth);
+    if (r === 'heading') return this.block(node, depth, `${'#'.repeat(Number(node.props?.level ?? 2))} ${this.mark(node)}`);
     if (r === 'image' || (r === 'figure' && node.name)) return this.image(node, depth);
-    if (r === 'listitem') return this.block(node, depth, '- ');
+    if (r === 'listitem') return this.block(node, depth, `- ${this.mark(node)}`);
     if (r === 'row') return this.row(node, depth);
-    if (CELLS.has(r)) return this.kids(node, depth);
+    if (CELLS.has(r)) {
+      const mark = this.mark(node);
+      if (mark) this.append(mark, depth);
+      return this.kids(node, depth);
+    }
+    if (r === 'paragraph' && node.props?.clickable === true) return this.block(node, depth, this.mark(node));
     if (LANDMARKS.has(r) || ((r === 'region' || r === 'form' || r === 'group') && node.name)) {
       this.flush();
       if (this.rowDepth === 0) this.lines.push(`${indent(depth)}${r}:${node.name ? ` ${clean(node.name)}` : ''}`);
@@ -209,7 +216,15 @@ export class Renderer {
 
   private isInteractive(node: PageNode, r: string): boolean {
     if (INTERACTIVE.has(r)) return !(r === 'option' && this.inNativeSelect(node));
-    return node.props?.focusable === true;
+    return node.props?.focusable === true || node.props?.clickable === true;
+  }
+
+  /** `[ref] ` for a clickable element whose line keeps its own shape (a list item, a heading, a row); '' otherwise. */
+  private mark(node: PageNode): string {
+    if (node.props?.clickable !== true || node.elementId === undefined) return '';
+    const ref = `${this.refPrefix}${this.numbers.of(node.elementId)}`;
+    this.refs.set(ref, { role: node.role, name: clean(node.name) || clean(subtreeText(node)).slice(0, 80), elementId: node.elementId });
+    return `[${ref}] `;
   }
 
   /** An option of a native <select>: under its MenuListPopup, possibly through ignored wrappers. */
@@ -229,9 +244,12 @@ export class Renderer {
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
-    let text = `[${ref}] ${DISPLAY_ROLE[r] ?? r}`;
-    if (label) text += `: ${label}`;
+    const role = DISPLAY_ROLE[r] ?? r;
+    let text = `[${ref}]${role ? ` ${role}` : ''}`;
+    if (label) text += role ? `: ${label}` : ` ${label}`;
     else if (href) text += `: ${urlLabel(href)}`;
+    else if (stringProp(node, 'icon')) text += ` (icon: ${stringProp(node, 'icon')})`;
+    else if (!role) text += ' clickable';
     const value = node.value;
     if (value !== undefined && value !== '' && String(value) !== label && r !== 'link') text += ` = ${JSON.stringify(String(value))}`;
     const states = stateList(node);
@@ -245,7 +263,8 @@ export class Renderer {
     this.append(this.line.length ? ` ${text}` : text, depth);
     const inner = clean(subtreeText(node));
     const covered = !inner || says(label, inner) || says(String(value ?? ''), inner);
-    if (!covered || this.hasInteractiveInside(node)) {
+    // What only handles clicks inside a control that says all its words (a tab's anchor) is that control.
+    if (!covered || this.hasInteractiveInside(node, false)) {
       this.flush();
       this.kids(node, depth + 1);
     }
@@ -278,18 +297,20 @@ export class Renderer {
     return names.length > MAX_OPTIONS ? `${shown} | … (${names.length - MAX_OPTIONS} more)` : shown;
   }
 
-  private hasInteractiveInside(node: PageNode): boolean {
+  /** Whether a control is inside `node`; `clickable`: counting elements that only handle clicks. */
+  private hasInteractiveInside(node: PageNode, clickable = true): boolean {
     for (const kid of node.children) {
       const r = kid.role;
-      if (!kid.ignored && r !== 'StaticText' && this.isInteractive(kid, r)) return true;
-      if (this.hasInteractiveInside(kid)) return true;
+      if (!kid.ignored && r !== 'StaticText' && this.isInteractive(kid, r) && (clickable || kid.props?.clickable !== true)) return true;
+      if (this.hasInteractiveInside(kid, clickable)) return true;
     }
     return false;
   }
 
   private image(node: PageNode, depth: number): void {
     const label = clean(node.name);
-    if (label) this.append(`${this.line.length ? ' ' : ''}img: ${label}`, depth);
+    const mark = this.mark(node);
+    if (label || mark) this.append(`${this.line.length ? ' ' : ''}${mark}img${label ? `: ${label}` : ''}`, depth);
     if (!label || !says(label, subtreeText(node))) this.kids(node, depth);
   }
 
@@ -297,7 +318,7 @@ export class Renderer {
     this.flush();
     this.rowDepth++;
     const cells = node.children;
-    this.append('|', depth);
+    this.append(`${this.mark(node)}|`, depth);
     for (const cell of cells) {
       this.line.push(' ');
       this.node(cell, depth, false);

@@ -44,6 +44,9 @@ export interface WalkOptions {
   frameAttribute: string;
   /** Roles a user acts on (the renderer's): their elements get ids for refs. */
   interactiveRoles: string[];
+  /** How many of the objects handed in after the options are closed shadow roots; the rest are elements with a
+   * click, dblclick, mousedown, pointerdown or keydown listener (found by the server over CDP). */
+  closedRoots: number;
 }
 
 export type WalkResult =
@@ -55,7 +58,7 @@ export type WalkResult =
 /** Registry key (Symbol.for) of the reader's per-document state in its world: document token, element ids, latest refs. */
 export const WALKER_STATE_KEY = 'bsm.pagetext';
 
-export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): string {
+export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Element>): string {
   const KEY = Symbol.for('bsm.pagetext');
   type State = { doc: string; ids: WeakMap<Element, number>; next: number; nodes: Map<number, WeakRef<Element>> };
   const win = window as unknown as Record<symbol, State | undefined>;
@@ -65,10 +68,12 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
     next: 1,
     nodes: new Map(),
   });
-  state.nodes = new Map();
+  // A whole read forgets elements that have left; a narrow read (xpath) adds to what the last reads found.
+  if (options.xpath === undefined) for (const [id, ref] of state.nodes) if (!ref.deref()?.isConnected) state.nodes.delete(id);
 
   const closed = new Map<Element, ShadowRoot>();
-  for (const root of closedRoots) if (root && root.host) closed.set(root.host, root);
+  for (const root of handed.slice(0, options.closedRoots) as ShadowRoot[]) if (root && root.host) closed.set(root.host, root);
+  const listened = new Set<Element>(handed.slice(options.closedRoots) as Element[]);
 
   const rootOf = (el: Element): ShadowRoot | null => el.shadowRoot ?? closed.get(el) ?? null;
 
@@ -644,7 +649,8 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
   };
 
   /** `mute`: inside a <label> whose text is its control's name (Chromium leaves that text out of its tree too). */
-  type Context = { visible: boolean; pre: boolean; flexParent: boolean; mute: boolean; depth: number };
+  /** `pointer`: the parent shows a pointer cursor (its children inherit it: only the outermost gets a ref). */
+  type Context = { visible: boolean; pre: boolean; flexParent: boolean; mute: boolean; depth: number; pointer: boolean; control: boolean };
 
   const visitChildren = (node: Node, shadow: ShadowRoot | null, ctx: Context, out: Array<WalkNode | string>) => {
     for (const kid of flatChildren(node, shadow)) visit(kid, ctx, out);
@@ -681,6 +687,8 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
       flexParent: /flex|grid/.test(display),
       mute: ctx.mute || (tag === 'label' && labelsItsControl(el as HTMLLabelElement)),
       depth: ctx.depth + 1,
+      pointer: style.cursor === 'pointer',
+      control: ctx.control,
     };
     const shadow = rootOf(el);
     if (el.getAttribute('aria-hidden') === 'true') {
@@ -699,11 +707,11 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
     }
     let role = roleOf(el, tag);
     if (role === 'hidden') return;
-    const focusable =
-      (el.hasAttribute('tabindex') &&
-        (el as HTMLElement).tabIndex >= -1 &&
-        !Number.isNaN(Number.parseInt(el.getAttribute('tabindex') ?? '', 10))) ||
-      nativelyFocusable(el, tag);
+    if (role === 'generic' || !role) {
+      // An editing host is a text field to whoever types in it.
+      if ((el as HTMLElement).isContentEditable && !(el.parentElement as HTMLElement | null)?.isContentEditable) role = 'textbox';
+    }
+    const focusable = Number.parseInt(el.getAttribute('tabindex') ?? '', 10) >= 0 || nativelyFocusable(el, tag);
     // MathML's parts (`display: math`) flow in their formula's line.
     const inline = display.startsWith('inline') || display === 'math' || (ctx.flexParent && PHRASING.has(tag));
     if (tag === 'svg') {
@@ -719,8 +727,11 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
       out.push(frame);
       return;
     }
+    const clickable = !INTERACTIVE.has(role) && !focusable && actsOnClick(el, tag, style, ctx);
+    // Inside a control only a handler of its own makes an element another thing to act on (not the cursor it inherits).
+    if (INTERACTIVE.has(role) || focusable || clickable) inner.control = true;
     if (!role || role === 'none' || role === 'generic') {
-      if (focusable) role = 'generic';
+      if (focusable || clickable) role = 'generic';
       // role=none takes the semantics away, not the layout: a block stays a block.
       else if (!inline) {
         const c: Array<WalkNode | string> = [];
@@ -742,21 +753,89 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
       else visitChildren(el, shadow, inner, c);
     } else if (tag !== 'input' && tag !== 'textarea' && tag !== 'img' && role !== 'image') visitChildren(el, shadow, inner, c);
     const result: WalkNode = { r: role };
-    if (NAMED.has(role) || focusable) {
+    const actionable = INTERACTIVE.has(role) || focusable || clickable;
+    if (NAMED.has(role) || focusable || clickable) {
       const name = nameOf(el, tag, role, () => readText(c));
       if (name) result.n = name;
     }
     const value = valueOf(el, tag, role);
     if (value !== undefined && value !== '') result.v = value;
     const p = states(el, tag, role, focusable);
+    if (clickable) p.clickable = true;
+    if (actionable && !result.n && !readText(c).trim()) {
+      // A control with no words of its own borrows some: its icon's, or else the row it sits in.
+      const icon = iconOf(el);
+      if (icon) p.icon = icon;
+      else {
+        const row = rowText(el);
+        if (row) result.n = row;
+      }
+    }
     for (const _ in p) {
       result.p = p;
       break;
     }
-    if (INTERACTIVE.has(role) || focusable) result.i = idOf(el);
+    if (actionable) result.i = idOf(el);
     if (tag === 'input' && (el as HTMLInputElement).type === 'password') result.pw = 1;
     if (c.length) result.c = c;
     out.push(result);
+  };
+
+  const HANDLER_ATTRIBUTES = ['onclick', 'ondblclick', 'onmousedown', 'onpointerdown'];
+  const CONTROLS =
+    'a[href], button, input, select, textarea, [contenteditable=""], [contenteditable=true], [role=button], [role=link], [role=textbox]';
+  /**
+   * Whether a person would click an element that has no control role: it handles clicks (a listener or a handler
+   * attribute), shows the pointer cursor first (its children inherit it), can be dragged, is a <label> whose control
+   * is not shown (a styled checkbox), or covers the viewport (a start screen, an overlay to dismiss).
+   */
+  const actsOnClick = (el: Element, tag: string, style: CSSStyleDeclaration, ctx: Context): boolean => {
+    if (tag === 'html' || tag === 'body') return false;
+    // A listener on something that holds controls is a root the page delegates to (React, Vue): its controls count.
+    if (listened.has(el) || HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return !el.querySelector(CONTROLS);
+    if (ctx.control) return false;
+    if (style.cursor === 'pointer' && !ctx.pointer) return true;
+    if (el.getAttribute('draggable') === 'true') return true;
+    if (tag === 'label') {
+      const control = (el as HTMLLabelElement).control;
+      return !control || !control.checkVisibility();
+    }
+    if (style.position === 'fixed' || style.position === 'absolute') {
+      const box = el.getBoundingClientRect();
+      return box.width * box.height >= 0.9 * innerWidth * innerHeight && !el.querySelector(CONTROLS);
+    }
+    return false;
+  };
+
+  /** Icon class names: `fa-share`, `icon-trash`, `bi-x-lg`, `glyphicon-star`, `mdi-close`, `octicon-gear`. */
+  const ICON_CLASS = /^(?:fa[srlbdk]?|icon|bi|glyphicon|mdi|octicon|ti|lucide|feather|ri|la|codicon|material-icons)[-_](.+)$/;
+  const ICON_SKIP = /^(?:fw|lg|xs|sm|[0-9]+x|solid|regular|light|brands|outline|filled|spin|pulse|inverse|border|stack.*)$/;
+  /** A short name for an element without words: a title, label or alt inside it, an <svg><title>, or an icon's class. */
+  const iconOf = (el: Element): string => {
+    const named = el.querySelector('[title], [aria-label], img[alt], svg title');
+    if (named) {
+      const said = clean(
+        named.localName === 'title'
+          ? (named.textContent ?? '')
+          : (named.getAttribute('aria-label') ?? named.getAttribute('title') ?? named.getAttribute('alt') ?? ''),
+      );
+      if (said) return said.slice(0, 40);
+    }
+    for (const holder of [el, ...Array.from(el.querySelectorAll('i, span, svg, use'))].slice(0, 8)) {
+      const href = holder.localName === 'use' ? (holder.getAttribute('href') ?? holder.getAttribute('xlink:href') ?? '') : '';
+      if (href.includes('#')) return href.slice(href.indexOf('#') + 1).slice(0, 40);
+      for (const name of Array.from(holder.classList)) {
+        const icon = ICON_CLASS.exec(name)?.[1];
+        if (icon && !ICON_SKIP.test(icon)) return icon.slice(0, 40);
+      }
+    }
+    return '';
+  };
+
+  /** The text of the list item or table row a nameless control sits in (`[4] checkbox: buy milk`). */
+  const rowText = (el: Element): string => {
+    const row = el.parentElement?.closest('li, tr, [role=row], [role=listitem], [role=option], [role=treeitem]');
+    return row ? clean(textOf(row, el)).slice(0, 80) : '';
   };
 
   /** A label whose text names a rendered control, with no other control or link inside it. */
@@ -776,6 +855,8 @@ export function walkPage(options: WalkOptions, ...closedRoots: ShadowRoot[]): st
     flexParent: startStyle ? /flex|grid/.test(startStyle.display) : false,
     mute: false,
     depth: 0,
+    pointer: startStyle ? startStyle.cursor === 'pointer' : false,
+    control: false,
   };
   visit(start, ctx, top);
   const root: WalkNode = options.xpath === undefined ? { r: 'RootWebArea', n: document.title, c: top } : { r: 'generic', g: 1, c: top };
