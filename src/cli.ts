@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { findBrowserExecutable, HOW_TO_GET_A_BROWSER } from './core/browser.js';
+import { findBrowserExecutable, HOW_TO_GET_A_BROWSER, type BrowserDiscovery } from './core/browser.js';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { DEFAULTS, type ProfilesConfig } from './core/config.js';
+import { firstLine } from './core/hosts/host.js';
+import { launchLocal } from './core/hosts/local.js';
 import { checkEndpoint, publicEndpoint, type RemoteLaunchOptions } from './core/hosts/remote.js';
-import { createLogger } from './core/logger.js';
+import { createLogger, silentLogger } from './core/logger.js';
 import { BrowserService } from './core/service.js';
 import { serveStdio } from './mcp/stdio.js';
 import { VERSION } from './version.js';
@@ -150,7 +152,7 @@ const program = new Command()
   .option('--live-view-host <host>', 'stdio mode: address of the live-view listener', '127.0.0.1')
   .option('--live-view-port <n>', 'stdio mode: port of the live-view listener (default: a free one)', positiveInt, 0)
   .option('--ask-human-timeout <ms>', "how long the agent's ask_human waits for a person to press Done", positiveInt, 600_000)
-  .option('--check-browser', 'print which browser would be used, then exit (1 when none is found)', false)
+  .option('--check-browser', 'start the browser that would be used, print it and its version, then exit (1 when it does not start)', false)
   .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL').default('info'));
 
 interface CliOptions {
@@ -213,8 +215,11 @@ async function main(): Promise<void> {
       ...opts.playwrightEndpoint.map((url) => `playwright ${publicEndpoint(url)}`),
       ...opts.cdpEndpoint.map((url) => `cdp ${publicEndpoint(url)}`),
     ];
-    process.stdout.write(remote ? `${hosts.join('\n')}\n` : `${found!.source} ${found!.path}\n`);
-    process.exit(0);
+    if (remote) {
+      process.stdout.write(`${hosts.join('\n')}\n`);
+      process.exit(0);
+    }
+    await checkLocalBrowser(found!, opts);
   }
 
   if ((opts.peer.length || opts.peersFromDns) && !opts.instanceId) fail('--peer and --peers-from-dns need --instance-id.');
@@ -332,6 +337,31 @@ function profilesConfig(opts: CliOptions): ProfilesConfig | undefined {
 function xdgDir(variable: string, fallback: string): string {
   const base = process.env[variable];
   return join(base && isAbsolute(base) ? base : join(homedir(), fallback), 'browser-session-mcp');
+}
+
+/** --check-browser: launches the browser that would be used and prints it with its version; exit 1 when it does not start. */
+async function checkLocalBrowser(found: BrowserDiscovery, opts: CliOptions): Promise<never> {
+  try {
+    const browser = await launchLocal({
+      executablePath: found.path,
+      headless: !opts.headed,
+      browserArgs: opts.browserArg,
+      env: process.env,
+      logger: silentLogger(),
+    });
+    const version = browser.version();
+    await browser.close();
+    process.stdout.write(`${found.source} ${found.path} (Chromium ${version})\n`);
+    process.exit(0);
+  } catch (err) {
+    const from = {
+      option: '--executable-path',
+      env: 'BROWSER_EXECUTABLE_PATH',
+      playwright: "Playwright's download",
+      system: 'found on this system',
+    }[found.source];
+    fail(`the browser ${found.path} (${from}) does not start: ${firstLine((err as Error).cause ?? err)}`);
+  }
 }
 
 function fail(message: string): never {
