@@ -43,4 +43,18 @@ describe('per-key session quota', () => {
     expect((await api(server.url, 'POST', `/v1/sessions/${id}/end`, { key: KEY_A })).status).toBe(200);
     expect((await start(KEY_A)).status).toBe(200);
   });
+
+  it('without a per-key limit, the refusal names the limit that was reached: --max-sessions', async () => {
+    const single = await startHttp({}, new BrowserService({ logger: silentLogger(), maxSessions: 1 }));
+    try {
+      const start = () => api(single.url, 'POST', '/v1/sessions/start', {});
+      expect((await start()).status).toBe(200);
+      const refused = await start();
+      expect([refused.status, refused.json.error.code]).toEqual([429, 'session_limit']);
+      expect(refused.json.error.message).toMatch(/--max-sessions\)/);
+      expect(refused.json.error.message).not.toMatch(/per-key|API key/);
+    } finally {
+      await single.close();
+    }
+  });
 });

@@ -100,12 +100,14 @@ export class SessionRegistry {
     if (this.closing) throw new ServiceError('browser_unavailable', 'The server is shutting down.');
     checkOptionsAllowed(options, this.options.sessionOptions);
     checkTimeout(options, this.options.sessionIdleTimeoutMs);
-    const perKey = Math.min(this.options.maxSessionsPerKey ?? this.options.maxSessions, this.options.maxSessions);
+    const { maxSessions, maxSessionsPerKey } = this.options;
+    const keyLimited = maxSessionsPerKey !== undefined && maxSessionsPerKey < maxSessions;
+    const perKey = keyLimited ? maxSessionsPerKey : maxSessions;
     // The messages name only the caller's own figures: other keys' counts are not theirs to learn.
     if (this.openCount(owner) >= perKey)
       throw new ServiceError(
         'session_limit',
-        `You already have ${perKey} open sessions, the most one API key may hold (--max-sessions-per-key). End one with session_end and try again.`,
+        `You already have ${perKey} open sessions, the most ${keyLimited ? 'one API key may hold (--max-sessions-per-key)' : 'this server holds at once (--max-sessions)'}. End one with session_end and try again.`,
       );
     if (this.openCount() >= this.options.maxSessions)
       throw new ServiceError(
