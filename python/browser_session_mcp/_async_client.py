@@ -204,7 +204,7 @@ class AsyncSession:
         return LiveView.from_json((await self._transport.request('POST', self._path('liveView'), body))['data'])
 
     async def recording(self) -> bytes:
-        """The session's Playwright trace so far as zip bytes (``npx playwright show-trace``), secrets scrubbed. Raises
+        """The session's Playwright trace so far as zip bytes (``npx playwright-core show-trace``), secrets scrubbed. Raises
         ``ServiceError`` ``recording_not_enabled`` (409) for a session started without ``record``."""
         raw, _ = await self._transport.request_bytes(self._path('recording'), {}, 'application/zip')
         return raw

@@ -107,7 +107,7 @@ class Session:
         return LiveView.from_json(self._transport.request("POST", self._path("liveView"), body)["data"])
 
     def recording(self) -> bytes:
-        """The session's Playwright trace so far as zip bytes (``npx playwright show-trace``), secrets scrubbed. Raises
+        """The session's Playwright trace so far as zip bytes (``npx playwright-core show-trace``), secrets scrubbed. Raises
         ``ServiceError`` ``recording_not_enabled`` (409) for a session started without ``record``."""
         raw, _ = self._transport.request_bytes(self._path("recording"), {}, "application/zip")
         return raw

@@ -133,7 +133,7 @@ export class BrowserSession {
     return this.service.liveView(LIBRARY_OWNER, this.id, parseInput(LiveViewRequest, request, 'liveView options'));
   }
 
-  /** The Playwright trace so far (a zip for `npx playwright show-trace`); `recording_not_enabled` unless started with record. */
+  /** The Playwright trace so far (a zip for `npx playwright-core show-trace`); `recording_not_enabled` unless started with record. */
   async recording(): Promise<Buffer> {
     const { result } = await runOperation({ service: this.service, operation: sessionTrace, input: { sessionId: this.id } });
     return (result as BinaryResult).bytes;

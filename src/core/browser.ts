@@ -27,7 +27,7 @@ export const DEFAULT_CHROMIUM_ARGS = [
 export const HOW_TO_GET_A_BROWSER = [
   'No Chromium or Chrome was found. Install one of:',
   '  Debian/Ubuntu:  sudo apt-get install -y chromium',
-  '  any system:     npx playwright install chromium',
+  '  any system:     npx playwright-core install chromium',
   'or point to an existing one with --executable-path /path/to/chrome (or BROWSER_EXECUTABLE_PATH),',
   'or use browsers elsewhere with --cdp-endpoint http://127.0.0.1:9222 or --playwright-endpoint ws://host:3000/ (docs/hosts.md).',
 ].join('\n');

@@ -38,7 +38,7 @@ export const sessionTrace = defineOperation({
   title: 'Playwright trace of a session',
   description: 'the Playwright trace zip (sessions started with record).',
   summary:
-    'The Playwright trace so far as a zip (npx playwright show-trace), secrets scrubbed; 409 recording_not_enabled unless started with record.',
+    'The Playwright trace so far as a zip (npx playwright-core show-trace), secrets scrubbed; 409 recording_not_enabled unless started with record.',
   input: z.object({}).strict(),
   output: z.object({ bytes: z.number().int() }),
   kind: 'read',
@@ -48,7 +48,7 @@ export const sessionTrace = defineOperation({
   mcp: { foldInto: 'session_recording' },
   example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/recording', operationId: 'SessionRecording' },
-  text: ({ bytes }) => `Trace zip, ${bytes} bytes (open with npx playwright show-trace).`,
+  text: ({ bytes }) => `Trace zip, ${bytes} bytes (open with npx playwright-core show-trace).`,
   run: async (_input, { service, owner, sessionId }) => {
     const zip = await service.recording(owner, sessionId);
     return { result: { bytes: zip, mediaType: 'application/zip', info: { bytes: zip.length } } satisfies BinaryResult, pageEvents: [] };

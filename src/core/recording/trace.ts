@@ -49,7 +49,7 @@ export class TraceRecorder {
       if (options.video && /ffmpeg/i.test(String(err)))
         throw new ServiceError(
           'recording_unavailable',
-          "Video needs Playwright's ffmpeg on the server (npx playwright install ffmpeg); start the session with record: {video: false} or without video.",
+          "Video needs Playwright's ffmpeg on the server (npx playwright-core install ffmpeg); start the session with record: {video: false} or without video.",
         );
       throw err;
     }
