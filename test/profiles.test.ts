@@ -188,6 +188,10 @@ describe('storage state and profiles through the library', () => {
     };
     const tooLarge = await rejection(lib.startSession({ storageState: huge }));
     expect(tooLarge.code).toBe('payload_too_large');
+    let deep: unknown = {};
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    const tooDeep = await rejection(lib.startSession({ storageState: { cookies: [], origins: [], deep } }));
+    expect(tooDeep).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('nested more than') });
     expect(lib.list()).toHaveLength(0);
   });
 

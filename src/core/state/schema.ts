@@ -112,12 +112,13 @@ export function stateTooLarge(bytes: number, what: string): ServiceError {
 }
 
 /**
- * A caller's storage state, checked for size and depth before its shape: `invalid_argument` names the bad field
+ * A caller's storage state, checked for depth and size before its shape: `invalid_argument` names the bad field
  * (e.g. `storageState.cookies.0.sameSite`), never its value, so a cookie never appears in an error.
  */
 export function parseStorageState(value: unknown, field = 'storageState'): StorageState {
+  // Depth first: JSON.stringify recurses, and a state nested 100,000 deep overflowed the stack (a 500).
+  checkDepth(value, field);
   const bytes = stateBytes(value);
   if (bytes > MAX_STORAGE_STATE_BYTES) throw stateTooLarge(bytes, field);
-  checkDepth(value, field);
   return parseInput(z.object({ [field]: StorageState }), { [field]: value }, field)[field] as StorageState;
 }
