@@ -20,7 +20,8 @@ export const GLOB_MATCH_BUDGET = 20_000_000;
  * Resource types are blocked by Chromium itself (TypeInterception: CDP Fetch with resource-type patterns on each page
  * and out-of-process frame), so only requests of those types pause; a Playwright route on every URL would pause each
  * request of the session, the page's scripts and stylesheets included, for a round trip through this process.
- * blockUrls globs stay Playwright routes (their matching is Playwright's glob syntax).
+ * blockUrls globs are one Playwright route whose URL test is UrlGlob (Playwright's glob syntax, matched without
+ * backtracking): Playwright's own glob route is a RegExp that can backtrack for hours on one URL.
  *
  * A context whose proxy asks for credentials is the exception: Playwright answers the proxy's 407 through its own CDP
  * Fetch client, which then pauses every request anyway, and on Chromium 150 a second Fetch client on the page takes the
