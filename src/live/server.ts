@@ -32,7 +32,7 @@ export class LiveViewDoor {
 
   constructor(private readonly service: BrowserService) {}
 
-  /** GET /live/{id}?token=...: the page, or a short error page with 401/403/404. */
+  /** GET /live/{id}?token=...: the page, or a short error page with 401/403/404, or 429 when the session has its viewers. */
   handleRequest(req: IncomingMessage, res: ServerResponse): void {
     const { pathname, searchParams } = new URL(req.url ?? '/', 'http://localhost');
     const match = canonicalPath(req, pathname) ? LIVE_PATH.exec(pathname) : null;
@@ -62,7 +62,7 @@ export class LiveViewDoor {
     res.end(req.method === 'HEAD' ? undefined : liveViewPage(nonce));
   }
 
-  /** The WebSocket upgrade of /live/{id}/ws?token=...; refused with 401/403/404 before the handshake. */
+  /** The WebSocket upgrade of /live/{id}/ws?token=...; refused with 401/403/404/429 before the handshake. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const { pathname, searchParams } = new URL(req.url ?? '/', 'http://localhost');
     const match = canonicalPath(req, pathname) ? LIVE_PATH.exec(pathname) : null;
