@@ -120,7 +120,7 @@ describe('a live viewer that stops reading', { timeout: 60_000 }, () => {
     await expect.poll(() => http.service.live.hubOf(id)?.viewerCount, { timeout: 30_000 }).toBe(1);
     // The reading viewer stays.
     reader.send({ type: 'copy' });
-    await expect.poll(() => reader.messages.filter((m) => m.type === 'copied').length).toBe(2);
+    await expect.poll(() => reader.messages.filter((m) => m.type === 'copied').length, { timeout: 15_000 }).toBe(2);
     await call('end', id, {});
   });
 });

@@ -258,7 +258,10 @@ export class SessionLive {
         await released;
         clearTimeout(timer);
         clearTimeout(unopened);
-        if (this.control === held) this.control = { state: 'none' };
+        if (this.control === held) {
+          this.control = { state: 'none' };
+          this.pushStatus();
+        }
         await this.inputDrained();
         hold.over = true;
       })
