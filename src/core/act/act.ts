@@ -50,25 +50,27 @@ export async function act(
   // Another tab now (newTab, selectTab, closeTab): the result shows that tab's whole page text.
   const before = session.watched === tabBefore ? readBefore : undefined;
   const { change, title } = await readChange(session, before, urlBefore, req.maxTokens ?? DEFAULT_CHANGE_TOKENS, variables, ctx);
-  const url = variables.redact(session.page.url());
-  const location = changedLocation(session, { url, title: variables.redact(title) });
+  // This call's variables, and every secret the session saw before (a password an earlier act filled).
+  const redact = (text: string) => session.recording.secrets.mask(variables.redact(text));
+  const url = redact(session.page.url());
+  const location = changedLocation(session, { url, title: redact(title) });
   return {
     success: true,
-    message: performed.message,
+    message: redact(performed.message),
     action: {
       ...(action.ref ? { ref: action.ref } : {}),
       ...(action.selector ? { selector: action.selector } : {}),
       ...(action.x !== undefined && action.y !== undefined ? { x: action.x, y: action.y } : {}),
       method: action.method,
       arguments: action.arguments ?? {},
-      description: performed.description,
+      description: redact(performed.description),
     },
     url,
-    title: variables.redact(title),
+    title: redact(title),
     ...(location ? { location } : {}),
     ...change,
     settled,
-    ...(session.pages.count > 1 ? { tabs: session.pages.list().map((tab) => ({ ...tab, url: variables.redact(tab.url) })) } : {}),
+    ...(session.pages.count > 1 ? { tabs: session.pages.list().map((tab) => ({ ...tab, url: redact(tab.url) })) } : {}),
     ...(usage ? { usage: usage.total } : {}),
   };
 }

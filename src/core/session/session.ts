@@ -193,13 +193,20 @@ export class Session {
 
   info(serverIdleTimeoutMs: number): SessionInfo {
     const idleTimeoutMs = this.idleTimeoutMs(serverIdleTimeoutMs);
+    // URLs a GET form made carry what it sent: the session's secrets are masked, as in its page text.
+    const mask = (text: string) => this.recording.secrets.mask(text);
     return {
       id: this.id,
       mainFrameId: this.frameId(this.page.mainFrame()),
-      url: this.page.url(),
+      url: mask(this.page.url()),
       frames: this.page.frames().map((frame) => {
         const parent = frame.parentFrame();
-        return { frameId: this.frameId(frame), url: frame.url(), name: frame.name(), parentFrameId: parent ? this.frameId(parent) : null };
+        return {
+          frameId: this.frameId(frame),
+          url: mask(frame.url()),
+          name: mask(frame.name()),
+          parentFrameId: parent ? this.frameId(parent) : null,
+        };
       }),
       createdAt: this.createdAt.toISOString(),
       lastUsedAt: this.lastUsedAt.toISOString(),
@@ -207,7 +214,7 @@ export class Session {
       recentEvents: this.log.all.slice(-10),
       host: this.pages.hostName,
       state: this.pages.hostLoss() ? 'lost' : 'open',
-      tabs: this.pages.list(),
+      tabs: this.pages.list().map((tab) => ({ ...tab, url: mask(tab.url) })),
       options: redactOptions(this.startOptions),
       ...(this.blocker ? { blockedRequests: this.blocker.total } : {}),
     };

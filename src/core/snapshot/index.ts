@@ -100,12 +100,19 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
       });
   }
   session.state.set(REFS, keptRefs(session.state.get(REFS), targets, read.document));
+  // The session's secrets never leave as page text (a page that shows what a GET form sent, a link that carries it).
+  const mask = (text: string) => session.recording.secrets.mask(text);
   const refs = new Map<string, ElementRef>();
-  for (const target of targets.values()) refs.set(target.ref, elementRef(target));
-  const text = compactLines(flatten(renderer.lines)).join('\n');
+  for (const target of targets.values()) refs.set(target.ref, maskedRef(elementRef(target), mask));
+  const text = mask(compactLines(flatten(renderer.lines)).join('\n'));
+  // The remembered URL stays raw: act compares it with the page's own.
   const url = page.url();
   if (options.selector === undefined) rememberRead(session, { text, url, document: read.document, iframes: options.iframes ?? false });
-  return { text, refs, url, title: read.title };
+  return { text, refs, url: mask(url), title: mask(read.title) };
+}
+
+function maskedRef(ref: ElementRef, mask: (text: string) => string): ElementRef {
+  return { ...ref, name: mask(ref.name), ...(ref.href === undefined ? {} : { href: mask(ref.href) }) };
 }
 
 /**
