@@ -22,7 +22,7 @@ describe('profiles over REST and MCP', () => {
   let dir: string;
   let server: TestHttp;
 
-  const start = (options: { instanceId?: string; peers?: Peers } = {}) =>
+  const start = (options: { instanceId?: string; peers?: Peers; secret?: string } = {}) =>
     startHttp(
       { apiKeys: [KEY_A, KEY_B], peers: options.peers },
       new BrowserService({
@@ -30,7 +30,7 @@ describe('profiles over REST and MCP', () => {
         egressPolicy: 'all',
         env: {},
         instanceId: options.instanceId,
-        profiles: { dir: join(dir, 'profiles'), secret: SECRET, keyFile: join(dir, 'unused.key') },
+        profiles: { dir: join(dir, 'profiles'), secret: options.secret ?? SECRET, keyFile: join(dir, 'unused.key') },
       }),
     );
   const post = (http: TestHttp, path: string, key: string, body: unknown = {}) => api(http.url, 'POST', path, { key, body });
@@ -210,5 +210,21 @@ describe('profiles over REST and MCP', () => {
       await a.close();
       await b.close();
     }
+  });
+
+  it('after a restart with another secret the profiles are listed as unreadable, load answers profile_unreadable, delete works', async () => {
+    await server.close();
+    server = await start({ secret: 'another-profiles-secret-0987' });
+    const listed = await api(server.url, 'GET', '/v1/profiles', { key: KEY_A });
+    expect(listed.json.data).toEqual({ profiles: [], unreadable: 2 });
+    const refused = await post(server, '/v1/sessions/start', KEY_A, { profile: 'work' });
+    expect(refused.status).toBe(422);
+    expect(refused.json.error).toMatchObject({ code: 'profile_unreadable', details: { reason: 'tampered' } });
+    expect((await post(server, '/v1/profiles/delete', KEY_A, { name: 'work' })).status).toBe(200);
+    expect((await api(server.url, 'GET', '/v1/profiles', { key: KEY_A })).json.data).toEqual({ profiles: [], unreadable: 1 });
+    // Another key's names stay its own: the same name is not found for key B.
+    expect((await post(server, '/v1/profiles/delete', KEY_B, { name: 'shared' })).json.error.code).toBe('profile_not_found');
+    expect((await post(server, '/v1/profiles/delete', KEY_A, { name: 'shared' })).status).toBe(200);
+    expect((await api(server.url, 'GET', '/v1/profiles', { key: KEY_A })).json.data).toEqual({ profiles: [] });
   });
 });

@@ -1,12 +1,15 @@
 import { execFileSync } from 'node:child_process';
+import { createHmac, hkdfSync, scryptSync } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, mkdtemp, open, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, open, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { MAX_STORAGE_STATE_BYTES, ProfileStore, type StorageState } from '../src/core/state/index.js';
+import { encodeProfile } from '../src/core/state/file.js';
+import { NAMING_KEY_FILE } from '../src/core/state/secret.js';
 import { capturingLogger } from './fixtures/capturing-logger.js';
 import { loginActions, loginSecrets } from './fixtures/login.js';
 import { rejection } from './fixtures/rejection.js';
@@ -252,7 +255,9 @@ describe('storage state and profiles through the library', () => {
       origins: [{ origin: 'https://example.com', localStorage: [{ name: 'writer', value: `writer-${n}`.repeat(2000) }] }],
     });
     await Promise.all(Array.from({ length: 20 }, (_, n) => store.save('owner', 'shared', stateOf(n))));
-    const files = await readdir(join(store.dir, (await readdir(store.dir))[0]!));
+    const folders = (await readdir(store.dir)).filter((entry) => entry !== NAMING_KEY_FILE);
+    expect(folders).toHaveLength(1);
+    const files = await readdir(join(store.dir, folders[0]!));
     expect(files).toHaveLength(1);
     expect(files[0]).toMatch(/^[0-9a-f]{64}\.profile$/);
     const { state } = await store.load('owner', 'shared');
@@ -322,5 +327,41 @@ describe('storage state and profiles through the library', () => {
     expect(captured.lines.join('\n')).toContain(
       `The profile key file ${keyFile} can be read by other users (mode 644); run chmod 600 on it.`,
     );
+  });
+
+  it('an old-layout profile folder (names derived from the secret, no naming-key file) keeps working after the upgrade', async () => {
+    // The layout before the naming-key file, written here by hand: every key derived from the secret.
+    const master = scryptSync(SECRET, 'browser-session-mcp/profiles/v1', 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), purpose, 32));
+    const hmac = (text: string) => createHmac('sha256', derive('profile-names')).update(text).digest('hex');
+    const old = join(dir, 'old-layout');
+    const fileId = hmac('profile\0library\0legacy');
+    await mkdir(join(old, hmac('owner\0library')), { recursive: true, mode: 0o700 });
+    const state: StorageState = {
+      cookies: [],
+      origins: [{ origin: 'https://example.com', localStorage: [{ name: 'kept', value: 'yes' }] }],
+    };
+    const info = { name: 'legacy', savedAt: new Date().toISOString(), cookies: 0, origins: 1, bytes: 1 };
+    await writeFile(
+      join(old, hmac('owner\0library'), `${fileId}.profile`),
+      encodeProfile(derive('profile-encryption'), fileId, info, state),
+    );
+
+    const upgraded = new BrowserSessions({
+      logger: silentLogger(),
+      profiles: { dir: old, secret: SECRET, keyFile: join(dir, 'unused.key') },
+    });
+    try {
+      expect(await upgraded.profiles.list()).toEqual({ profiles: [info] });
+      expect((await upgraded.service.profiles.store!.load('library', 'legacy')).state).toEqual(state);
+      // The naming-key file now holds the keys the secret gave, 0600: the owner scopes of API keys stay as they were.
+      expect((await stat(join(old, NAMING_KEY_FILE))).mode & 0o777).toBe(0o600);
+      expect((await upgraded.service.profiles.ownerSecret())!.equals(derive('api-key-owners'))).toBe(true);
+    } finally {
+      await upgraded.close();
+    }
+    // A fresh folder gets random naming keys instead.
+    const fresh = new ProfileStore({ dir: join(dir, 'fresh'), secret: SECRET, keyFile: join(dir, 'unused.key'), logger: silentLogger() });
+    expect((await fresh.profileKeys()).names.equals(derive('profile-names'))).toBe(false);
   });
 });
