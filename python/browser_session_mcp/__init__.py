@@ -62,6 +62,7 @@ from .errors import (
     Unreachable,
     UnsupportedMediaType,
     UrlNotAllowed,
+    ViewerLimit,
 )
 from .page import Page
 from .profiles import ProfileInfo, ProfileList, Profiles
@@ -176,4 +177,5 @@ __all__ = [
     "UnsupportedMediaType",
     "UrlNotAllowed",
     "Usage",
+    "ViewerLimit",
 ]

@@ -219,6 +219,12 @@ class SessionLimit(RateLimited):
     codes = ("session_limit",)
 
 
+class ViewerLimit(RateLimited):
+    """429: the session's live view already has as many viewers as it may (answered to a live-view page or socket)."""
+
+    codes = ("viewer_limit",)
+
+
 class PageCrashed(ServiceError):
     codes = ("page_crashed",)
 

@@ -60,8 +60,8 @@ class AgentTest(SessionTestCase):
         self.assertEqual(result.metadata["maxSteps"], 1)
         self.assertIs(result.metadata["autoScreenshot"], False)
         self.assertEqual(result.metadata["waitBetweenActions"], 5)
-        # The variable was filled in inside the browser, never shown to the model.
-        self.assertEqual(self.session.refresh().url, site("/status?code=200&who=secret-visitor"))
+        # The variable was filled in inside the browser, never shown to the model, and SessionInfo shows it masked.
+        self.assertEqual(self.session.refresh().url, site("/status?code=200&who=%who%"))
         [request] = model_requests()
         sent = json.dumps(request["body"])
         self.assertIn("CONTEXT-MARK-42", sent)
