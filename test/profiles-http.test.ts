@@ -104,6 +104,28 @@ describe('profiles over REST and MCP', () => {
     expect((await api(server.url, 'GET', '/v1/profiles', { key: KEY_A })).json.data.profiles).toHaveLength(1);
   });
 
+  it('a cookie Chromium would refuse is 400 invalid_argument naming it by index and name, never its value (was 503)', async () => {
+    const cookie = { name: 'ok', value: 'v', domain: 'x.test', path: '/', expires: -1, httpOnly: false, secure: true, sameSite: 'Lax' };
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ name: '__Host-sid', secure: false }, 'name'],
+      [{ value: 'secret-value\r\nSet-Cookie: x' }, 'value'],
+      [{ value: 'secret-value\u0000' }, 'value'],
+      [{ name: 'line\nbreak' }, 'name'],
+      [{ expires: 1e300 }, 'expires'],
+      [{ partitionKey: 'not a site' }, 'partitionKey'],
+    ];
+    for (const [over, field] of cases) {
+      const refused = await post(server, '/v1/sessions/start', KEY_A, {
+        storageState: { cookies: [cookie, { ...cookie, ...over }], origins: [] },
+      });
+      expect([refused.status, refused.json.error.code], JSON.stringify(over)).toEqual([400, 'invalid_argument']);
+      expect(refused.json.error.message).toContain(`storageState.cookies.1.${field}`);
+      expect(refused.json.error.message).toContain(`cookie ${JSON.stringify(over.name ?? 'ok')}`);
+      expect(JSON.stringify(refused.json)).not.toContain('secret-value');
+    }
+    expect((await api(server.url, 'GET', '/v1/sessions', { key: KEY_A })).json.data.sessions).toHaveLength(0);
+  });
+
   it('answers invalid_argument naming the field of a bad storage state, and 400 for a bad name', async () => {
     const bad = await post(server, '/v1/sessions/start', KEY_A, {
       storageState: {

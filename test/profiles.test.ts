@@ -4,11 +4,14 @@ import { constants } from 'node:fs';
 import { chmod, mkdir, mkdtemp, open, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { MAX_STORAGE_STATE_BYTES, ProfileStore, type StorageState } from '../src/core/state/index.js';
 import { encodeProfile } from '../src/core/state/file.js';
+import { addStateCookies } from '../src/core/state/session-state.js';
+import { TEST_LAUNCH_OPTIONS } from './fixtures/browser-hosts.js';
 import { NAMING_KEY_FILE } from '../src/core/state/secret.js';
 import { capturingLogger } from './fixtures/capturing-logger.js';
 import { loginActions, loginSecrets } from './fixtures/login.js';
@@ -232,6 +235,37 @@ describe('storage state and profiles through the library', () => {
     expect((await lib.profiles.list()).unreadable).toBe(1);
     await lib.profiles.delete('damaged');
     expect((await lib.profiles.list()).unreadable).toBeUndefined();
+  });
+
+  it('a state the browser still refuses is invalid_argument, not browser_unavailable: an IndexedDB it cannot restore, a cookie past our checks', async () => {
+    const store = { name: 's', autoIncrement: false, keyPath: 'not a key path', records: [], indexes: [] };
+    const origin = { origin: site.origin, localStorage: [], indexedDB: [{ name: 'db', version: 1, stores: [store] }] };
+    const refused = await rejection(lib.startSession({ storageState: { cookies: [], origins: [origin] } }));
+    expect(refused).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('The browser refused the storage state') });
+    expect(lib.list()).toHaveLength(0);
+
+    // A cookie Chromium refuses for a rule StorageCookie does not check is found and named, by index and name.
+    const browser = await chromium.launch(TEST_LAUNCH_OPTIONS);
+    try {
+      const context = await browser.newContext();
+      const cookie = {
+        name: 'ok',
+        value: 'v',
+        domain: 'x.test',
+        path: '/',
+        expires: -1,
+        httpOnly: false,
+        secure: true,
+        sameSite: 'Lax' as const,
+      };
+      const cookies = [cookie, cookie, { ...cookie, name: 'bad', value: 'secret-value\r' }];
+      const error = await rejection(addStateCookies(context, cookies));
+      expect(error).toMatchObject({ code: 'invalid_argument', details: { cookie: 2 } });
+      expect(error.message).toContain('cookie 2 ("bad")');
+      expect(error.message).not.toContain('secret-value');
+    } finally {
+      await browser.close();
+    }
   });
 
   it('20 concurrent saves of one profile leave one complete file: the last writer wins, never a mix', async () => {

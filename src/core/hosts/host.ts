@@ -144,6 +144,10 @@ export class BrowserHost {
       try {
         context = await browser.newContext(options);
       } catch (err) {
+        if (options?.storageState && browser.isConnected()) {
+          const refused = storageStateRefusal(err);
+          if (refused !== undefined) throw refused;
+        }
         throw new ServiceError('browser_unavailable', `${this.name}: could not open a browser context: ${firstLine(err)}`, { cause: err });
       }
       this.open++;
@@ -235,6 +239,18 @@ function hostLostError(name: string): ServiceError {
     'browser_unavailable',
     `The browser host ${name} was lost, and this session's pages with it. End it with session_end and start a new session.`,
   );
+}
+
+/**
+ * Playwright's refusal of a storage state it was given (it prefixes the reason with this line), as the caller's
+ * error: a state the browser cannot restore is a 400, not a host that is down (a 503 clients retry).
+ */
+function storageStateRefusal(err: unknown): ServiceError | undefined {
+  const lines = (err instanceof Error ? err.message : String(err)).split('\n');
+  const at = lines.findIndex((line) => line.includes('Error setting storage state:'));
+  if (at < 0) return undefined;
+  const reason = (lines[at + 1] ?? '').trim().replace(/\.$/, '').slice(0, 300);
+  return new ServiceError('invalid_argument', `The browser refused the storage state: ${reason || 'no reason given'}.`, { cause: err });
 }
 
 export function firstLine(err: unknown): string {

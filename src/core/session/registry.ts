@@ -6,6 +6,7 @@ import type { PlacedContext } from '../hosts/host.js';
 import { registerRefEngines } from '../snapshot/ref-engine.js';
 import type { BrowserPool } from '../hosts/pool.js';
 import type { StorageState } from '../state/schema.js';
+import { addStateCookies } from '../state/session-state.js';
 import { RequestBlocker } from './blocking.js';
 import { checkOptionsAllowed, checkTimeout, contextOptionsFor, type SessionOptions, type SessionOptionsRules } from './options.js';
 import type { PageWatcher } from './page.js';
@@ -31,9 +32,12 @@ export interface SessionInit {
   storageState?: StorageState;
 }
 
-/** The storage state as a context option; Playwright sets the cookies and each origin's storage before the first page. */
+/**
+ * The state's origins as a context option (Playwright writes each origin's storage before the first page); its
+ * cookies are set after, by addStateCookies, which can tell which one the browser refused.
+ */
 function stateOption(init: SessionInit): { storageState?: StorageState } {
-  return init.storageState ? { storageState: init.storageState } : {};
+  return init.storageState ? { storageState: { cookies: [], origins: init.storageState.origins } } : {};
 }
 
 /** All live sessions: creation with limits, lookup scoped by owner, serial execution, idle expiry. */
@@ -125,6 +129,7 @@ export class SessionRegistry {
         throw err;
       });
       try {
+        await addStateCookies(context, init.storageState?.cookies ?? []);
         const page = await context.newPage();
         const session = new Session({
           id: newSessionId(this.options.instanceId),

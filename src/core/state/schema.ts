@@ -14,7 +14,14 @@ export const MAX_ORIGINS = 1000;
 
 const text = (max: number) => z.string().max(max);
 
-export const StorageCookie = z
+/** The latest expiry Playwright takes (the end of year 9999), in Unix seconds. */
+export const MAX_COOKIE_EXPIRES = 253_402_300_799;
+/** Chromium keeps a cookie whose name and value together are at most this many bytes. */
+const MAX_COOKIE_BYTES = 4096;
+/** CR, LF, NUL, tab and the other C0 controls, or DEL: Chromium refuses them in a cookie. */
+const hasControl = (text: string) => [...text].some((char) => char <= '\u001f' || char === '\u007f');
+
+const CookieFields = z
   .object({
     name: text(4096),
     value: text(16_384),
@@ -27,6 +34,38 @@ export const StorageCookie = z
     partitionKey: text(1024).optional(),
   })
   .strict();
+type CookieFields = z.infer<typeof CookieFields>;
+
+export const StorageCookie = CookieFields
+  // Chromium's own rules, checked here: a cookie it refuses was a 503 browser_unavailable, which clients retry.
+  .superRefine((cookie, ctx) => {
+    for (const [field, problem] of cookieProblems(cookie))
+      ctx.addIssue({ code: 'custom', path: [field], message: `cookie ${JSON.stringify(cookie.name.slice(0, 64))}: ${problem}` });
+  });
+
+/** What Chromium would refuse in a cookie, by field; the messages never repeat the value. */
+function cookieProblems(cookie: CookieFields): Array<[keyof CookieFields, string]> {
+  const problems: Array<[keyof CookieFields, string]> = [];
+  const { name, value, domain, path, expires, secure, partitionKey } = cookie;
+  if (hasControl(name) || /[;=]/.test(name) || name.trim() !== name)
+    problems.push(['name', 'a name may not hold control characters (CR, LF, NUL, tab...), ";" or "=", nor start or end with a space']);
+  if (hasControl(value) || value.includes(';'))
+    problems.push(['value', 'a value may not hold control characters (CR, LF, NUL, tab...) or ";"']);
+  if (!name && !value) problems.push(['name', 'a cookie needs a name or a value']);
+  if (Buffer.byteLength(name) + Buffer.byteLength(value) > MAX_COOKIE_BYTES)
+    problems.push(['value', `its name and value together are over ${MAX_COOKIE_BYTES} bytes, the most Chromium keeps`]);
+  if (hasControl(path) || path.includes(';')) problems.push(['path', 'a path may not hold control characters or ";"']);
+  if (hasControl(domain) || domain.replace(/^\./, '').split('.').includes(''))
+    problems.push(['domain', 'expected a host name such as "example.com" (or ".example.com" for its subdomains too)']);
+  if (/^__host-/i.test(name) && (!secure || path !== '/' || domain.startsWith('.')))
+    problems.push(['name', 'a __Host- cookie must be secure, with path "/" and a domain without a leading dot']);
+  if (/^__secure-/i.test(name) && !secure) problems.push(['name', 'a __Secure- cookie must be secure']);
+  if (expires !== -1 && !(expires >= 0 && expires <= MAX_COOKIE_EXPIRES))
+    problems.push(['expires', `expected -1 (a session cookie) or Unix seconds from 0 to ${MAX_COOKIE_EXPIRES} (the end of year 9999)`]);
+  if (partitionKey && (!isWebOrigin(partitionKey) || !secure))
+    problems.push(['partitionKey', 'expected the top-level site as an http(s) origin such as "https://example.com", on a secure cookie']);
+  return problems;
+}
 
 const NameValue = z.object({ name: text(16_384), value: z.string() }).strict();
 

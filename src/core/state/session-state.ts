@@ -1,4 +1,5 @@
 import type { BrowserContext } from 'playwright-core';
+import { ServiceError } from '../errors.js';
 import { MAX_STORAGE_STATE_BYTES, stateBytes, stateTooLarge, type StorageState } from './schema.js';
 import { z } from 'zod';
 
@@ -20,4 +21,30 @@ export async function readStorageState(context: BrowserContext, request: StateRe
 /** How much a state holds, for answers that must not carry its values (profile listings, saves). */
 export function stateSummary(state: StorageState): { cookies: number; origins: number; bytes: number } {
   return { cookies: state.cookies.length, origins: state.origins.length, bytes: stateBytes(state) };
+}
+
+/**
+ * Sets a checked state's cookies. One the browser still refuses (a rule StorageCookie does not know) is
+ * `invalid_argument` naming it by index and name, never its value: the cookies are then set one by one to find it.
+ */
+export async function addStateCookies(context: BrowserContext, cookies: StorageState['cookies']): Promise<void> {
+  if (cookies.length === 0) return;
+  try {
+    await context.addCookies(cookies);
+  } catch (err) {
+    if (!context.browser()?.isConnected()) throw err;
+    for (const [index, cookie] of cookies.entries()) {
+      try {
+        await context.addCookies([cookie]);
+      } catch (cause) {
+        if (!context.browser()?.isConnected()) throw cause;
+        throw new ServiceError(
+          'invalid_argument',
+          `The browser refused cookie ${index} (${JSON.stringify(cookie.name.slice(0, 64))}) of the storage state: fix or drop it.`,
+          { cause, details: { cookie: index } },
+        );
+      }
+    }
+    throw err;
+  }
 }
