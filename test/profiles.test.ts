@@ -194,6 +194,14 @@ describe('storage state and profiles through the library', () => {
     };
     const tooLarge = await rejection(lib.startSession({ storageState: huge }));
     expect(tooLarge.code).toBe('payload_too_large');
+    // Each origin is restored by a page load of its own (60-140 ms): over MAX_ORIGINS is refused before any browser work.
+    const origins = Array.from({ length: 101 }, (_, i) => ({
+      origin: `https://site${i}.example`,
+      localStorage: [{ name: 'k', value: 'x'.repeat(4000) }],
+    }));
+    const tooMany = await rejection(lib.startSession({ storageState: { cookies: [], origins } }));
+    expect(tooMany).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('at most 100 origins (MAX_ORIGINS)') });
+    expect(tooMany.message).toContain('storageState.origins');
     let deep: unknown = {};
     for (let i = 0; i < 100_000; i++) deep = { a: deep };
     const tooDeep = await rejection(lib.startSession({ storageState: { cookies: [], origins: [], deep } }));

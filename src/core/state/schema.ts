@@ -10,7 +10,11 @@ import { checkDepth, parseInput } from '../validation.js';
 /** Largest storage state accepted or answered, as JSON bytes: in session_start, from the state operation, in a profile. */
 export const MAX_STORAGE_STATE_BYTES = 5 * 1024 * 1024;
 export const MAX_COOKIES = 3000;
-export const MAX_ORIGINS = 1000;
+/**
+ * Most origins in a state: Playwright restores (and reads) each origin's storage by loading it in a page, one after
+ * another, about 60-140 ms each (a new renderer per site); 1,000 origins made session_start take 63-123 s.
+ */
+export const MAX_ORIGINS = 100;
 
 const text = (max: number) => z.string().max(max);
 
@@ -122,7 +126,12 @@ export const StorageOrigin = z
 export const StorageState = z
   .object({
     cookies: z.array(StorageCookie).max(MAX_COOKIES),
-    origins: z.array(StorageOrigin).max(MAX_ORIGINS),
+    origins: z
+      .array(StorageOrigin)
+      .max(
+        MAX_ORIGINS,
+        `at most ${MAX_ORIGINS} origins (MAX_ORIGINS): each is restored by loading it in a page, one after another; keep the origins your login needs`,
+      ),
   })
   .strict()
   .describe("Playwright's storage state: cookies, and per origin its localStorage (and IndexedDB when captured).");

@@ -1,6 +1,6 @@
 import type { BrowserContext } from 'playwright-core';
 import { ServiceError } from '../errors.js';
-import { MAX_STORAGE_STATE_BYTES, stateBytes, stateTooLarge, type StorageState } from './schema.js';
+import { MAX_ORIGINS, MAX_STORAGE_STATE_BYTES, stateBytes, stateTooLarge, type StorageState } from './schema.js';
 import { z } from 'zod';
 
 export const StateRequest = z
@@ -10,11 +10,17 @@ export const StateRequest = z
   .strict();
 export type StateRequest = z.infer<typeof StateRequest>;
 
-/** The context's cookies and storage now, within MAX_STORAGE_STATE_BYTES so it can always be passed back in. */
+/** The context's cookies and storage now, within MAX_STORAGE_STATE_BYTES and MAX_ORIGINS so it can always be passed back in. */
 export async function readStorageState(context: BrowserContext, request: StateRequest = {}): Promise<StorageState> {
   const state = (await context.storageState({ indexedDB: request.indexedDB ?? false })) as StorageState;
   const bytes = stateBytes(state);
   if (bytes > MAX_STORAGE_STATE_BYTES) throw stateTooLarge(bytes, "The session's storage state");
+  if (state.origins.length > MAX_ORIGINS)
+    throw new ServiceError(
+      'payload_too_large',
+      `The session's storage state holds ${state.origins.length} origins, over the limit of ${MAX_ORIGINS} (MAX_ORIGINS) a session can start from.`,
+      { details: { origins: state.origins.length, limit: MAX_ORIGINS } },
+    );
   return state;
 }
 
