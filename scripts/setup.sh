@@ -53,7 +53,13 @@ case "$found" in
 esac
 echo "Using $found"
 case "$found" in
-  *headless*shell*) ;;
+  *headless*shell*)
+    # The full browser of the same install: what --headed runs, and npm test's second pass.
+    full=$(node -e "import('./dist/core/browser.js').then((m) => console.log(m.findBrowserExecutable(undefined, process.env, false)?.path ?? ''))" || true)
+    if [ -n "$full" ]; then
+      echo "Full browser: $(node dist/cli.js --check-browser --executable-path "$full" 2>&1 || true)"
+    fi
+    ;;
   *) echo "(No Chromium headless shell: headless sessions run in the full browser, at about twice the CPU per session.)" ;;
 esac
 
