@@ -109,6 +109,25 @@ describe('MCP over stdio', () => {
     validate('session_end', (await end(id)).structuredContent);
   });
 
+  it('navigate answers one line (URL, status, title) and the page text with refs; pageText: false leaves the text out; act and extract say where the page is when it moved', async () => {
+    const id = await start();
+    const shown = (result: { content: unknown }) => (result.content as Array<{ type: string; text: string }>)[0]!.text;
+    const loaded = await navigate(id, site.url('/pages/form.html'));
+    const [head, ...text] = shown(loaded).split('\n');
+    expect(head).toMatch(new RegExp(`^Loaded ${site.url('/pages/form.html').replace(/[.?]/g, '\\$&')} \\(200 OK\\) ".+"$`));
+    expect(text.join('\n')).toMatch(/\[\d+\] textbox/);
+    // structuredContent keeps the interface's envelope: headers, timing and redirects are there, not in the text.
+    expect((loaded.structuredContent as { data: { result: { headers: object } } }).data.result.headers).toBeTruthy();
+    expect(shown(loaded)).not.toContain('content-type');
+
+    const bare = await navigate(id, site.url('/status?code=404'), { pageText: false });
+    expect(shown(bare)).toBe(`Loaded ${site.url('/status?code=404')} (404 Not Found)`);
+    // The client has not seen this page's title yet: extract says where it is, then does not repeat it.
+    expect(shown(await server.call('extract', { sessionId: id }))).toMatch(/^Page: "Status 404" http.*\n# Status 404$/);
+    expect(shown(await server.call('extract', { sessionId: id }))).toBe('# Status 404');
+    await end(id);
+  });
+
   it('session_start returns distinct unguessable ids', async () => {
     const ids = await Promise.all([start(), start(), start()]);
     expect(new Set(ids).size).toBe(3);

@@ -310,10 +310,21 @@ class PerformedAction:
     arguments: Dict[str, Any]
     description: str
     ref: Optional[str] = None
+    selector: Optional[str] = None
+    x: Optional[float] = None
+    y: Optional[float] = None
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> "PerformedAction":
-        return cls(method=raw["method"], arguments=dict(_get(raw, "arguments", {})), description=raw.get("description", ""), ref=raw.get("ref"))
+        return cls(
+            method=raw["method"],
+            arguments=dict(_get(raw, "arguments", {})),
+            description=raw.get("description", ""),
+            ref=raw.get("ref"),
+            selector=raw.get("selector"),
+            x=raw.get("x"),
+            y=raw.get("y"),
+        )
 
 
 @dataclass(frozen=True)

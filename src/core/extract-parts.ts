@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { countTokens } from './tokens.js';
 import { ServiceError } from './errors.js';
-import type { PageLocation } from './location.js';
 import { stateKey, type Session } from './sessions.js';
 
 /**
@@ -27,8 +26,6 @@ export interface PageTextPart {
   nextCursor?: string;
   /** o200k tokens of the page text after this part; absent on the last part. */
   remainingTokens?: number;
-  /** The page's URL and title, when they differ from those the session's last answer showed. */
-  location?: PageLocation;
 }
 
 /** The first part of `text` (or all of it when it fits); keeps the text on the session when more parts follow. */

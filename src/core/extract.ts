@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ServiceConfig } from './config.js';
-import { changedLocation } from './location.js';
+import { changedLocation, type PageLocation } from './location.js';
 import { ServiceError, throwIfAborted } from './errors.js';
 import { firstPart, nextPart } from './extract-parts.js';
 import { formatErrors, mapUrlRefs, prepareSchema, unwrap, type PreparedSchema } from './extract-schema.js';
@@ -45,6 +45,8 @@ export interface ExtractOutcome {
   wrapped: boolean;
   /** Absent when no model was called (the pageText form). */
   usage?: Usage;
+  /** The pageText form: the page's URL and title, when they differ from those the session's answers last showed. */
+  location?: PageLocation;
 }
 
 /** How much page text one model call may carry, in estimated tokens; set EXTRACT_MAX_PAGE_TOKENS to change it. */
@@ -76,7 +78,7 @@ export async function extract(
     if (options.cursor !== undefined) return { result: nextPart(session, options.cursor, options.maxTokens), wrapped: false };
     const snapshot = await takeSnapshot(session, snapshotOptions, ctx);
     const location = changedLocation(session, { url: snapshot.url, title: snapshot.title });
-    return { result: { ...(location ? { location } : {}), ...firstPart(session, snapshot.text, options.maxTokens) }, wrapped: false };
+    return { result: firstPart(session, snapshot.text, options.maxTokens), wrapped: false, ...(location ? { location } : {}) };
   }
   // maxTokens is the page text's: a model extraction splits a long page into its own calls (EXTRACT_MAX_PAGE_TOKENS).
   if (options.cursor !== undefined) {

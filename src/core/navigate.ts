@@ -25,11 +25,8 @@ export const NavigateRequest = z
     options: NavigateOptions.optional(),
     frameId: z.string().nullable().optional().describe('Navigate this frame instead of the main frame.'),
     streamResponse: z.boolean().optional().describe('Stream progress (SSE over REST, progress notifications over MCP).'),
-    pageText: z
-      .boolean()
-      .optional()
-      .describe('Also read the loaded page as text with refs (MCP: on by default, in the text content; false turns it off).'),
-    maxTokens: z.number().int().min(100).optional().describe('With pageText: most tokens of it; more comes with a cursor for extract.'),
+    pageText: z.boolean().optional().describe('Also answer the page text with refs.'),
+    maxTokens: z.number().int().min(100).optional().describe('Most tokens of page text; extract with the cursor reads on.'),
   })
   .strict();
 export type NavigateRequest = z.infer<typeof NavigateRequest>;

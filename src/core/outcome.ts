@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { PageTextPart } from './extract-parts.js';
+import type { PageLocation } from './location.js';
 import { PageEventSchema, type PageEvent } from './sessions.js';
 import { Usage } from './usage.js';
 
@@ -16,6 +17,8 @@ export interface Outcome<T> {
   usage?: Usage;
   /** Set by operations whose result may be wrapped (extract): true when `result` is `{value: <the data>}`. */
   wrapped?: boolean;
+  /** act, and extract's page text: the URL and title, when they differ from those the session's answers last showed. */
+  location?: PageLocation;
   /** navigate with `pageText`: the page it loaded, as text (the MCP door shows it; the interface's result stays as it is). */
   page?: LoadedPage;
 }

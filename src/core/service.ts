@@ -18,7 +18,7 @@ import { runAgent } from './agent/loop.js';
 import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
 import { isAbortError, ServiceError, throwIfAborted } from './errors.js';
 import { firstPart } from './extract-parts.js';
-import { locationShown } from './location.js';
+import { locationShown, type PageLocation } from './location.js';
 import { takeSnapshot } from './snapshot/index.js';
 import { extract, type ExtractOptions } from './extract.js';
 import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
@@ -299,7 +299,13 @@ export class BrowserService {
       const since = session.log.lastSeq;
       const page = { url: () => session.page.url(), events: () => session.log.since(since) };
       const run = () => work(session);
-      const { result, usage, wrapped, page: loaded } = await (step ? session.recording.step({ ...step, actionId }, page, run) : run());
+      const {
+        result,
+        usage,
+        wrapped,
+        page: loaded,
+        location,
+      } = await (step ? session.recording.step({ ...step, actionId }, page, run) : run());
       const pageEvents = session.log.takeUnreported();
       for (const event of pageEvents) ctx.progress?.({ message: event.message, data: { stage: 'page_event', event } });
       return {
@@ -309,6 +315,7 @@ export class BrowserService {
         ...(usage ? { usage } : {}),
         ...(wrapped !== undefined ? { wrapped } : {}),
         ...(loaded ? { page: loaded } : {}),
+        ...(location ? { location } : {}),
       };
     });
   }
@@ -344,6 +351,7 @@ export interface Produced<T> {
   usage?: Usage;
   wrapped?: boolean;
   page?: LoadedPage;
+  location?: PageLocation;
 }
 
 /**
@@ -362,7 +370,14 @@ async function loadedPage(session: Session, maxTokens: number | undefined, ctx: 
   }
 }
 
-/** A result that carries its model usage (act, observe) hands it to the outcome, where every door reports it. */
-function withoutUsage<T extends { usage?: Usage }>({ usage, ...result }: T): Produced<Omit<T, 'usage'>> {
-  return { result, ...(usage ? { usage } : {}) };
+/**
+ * A result that carries its model usage (act, observe) hands it to the outcome, where every door reports it; so does
+ * one that carries the page's location (act).
+ */
+function withoutUsage<T extends { usage?: Usage; location?: PageLocation }>({
+  usage,
+  location,
+  ...result
+}: T): Produced<Omit<T, 'usage' | 'location'>> {
+  return { result, ...(usage ? { usage } : {}), ...(location ? { location } : {}) };
 }

@@ -7,7 +7,7 @@ import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
 import { lastRead, type LastRead } from '../snapshot/last-read.js';
 import { latestMark, markAction, settleAfterAction } from '../settle/index.js';
-import { changedLocation } from '../location.js';
+import { changedLocation, type PageLocation } from '../location.js';
 import { Variables } from '../variables.js';
 import { inferAction } from './infer.js';
 import { DEFAULT_CHANGE_TOKENS, pageChange, type PageChange } from './page-change.js';
@@ -24,7 +24,7 @@ export async function act(
   req: ActRequest,
   defaults: ModelDefaults & NavigatePolicy,
   ctx: OperationContext = {},
-): Promise<ActResult & { usage?: Usage }> {
+): Promise<ActResult & { usage?: Usage; location?: PageLocation }> {
   if ((req.action === undefined) === (req.instruction === undefined))
     throw new ServiceError('invalid_argument', 'Give exactly one of action ({ref, method, arguments}) or instruction.');
   const variables = new Variables(req.variables);

@@ -117,20 +117,10 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
 
 export const Action = z
   .object({
-    ref: z.string().min(1).optional().describe('Element ref from the page text or observe, e.g. "12".'),
-    selector: z
-      .string()
-      .min(1)
-      .max(2000)
-      .optional()
-      .describe(
-        'Instead of a ref: a Playwright selector matching one visible element ("text=Save", "css=#start", role=button[name="OK"]).',
-      ),
-    x: z
-      .number()
-      .optional()
-      .describe('Instead of a ref: viewport CSS px from the left, as a screenshot shows (click, dblclick, hover, dragTo).'),
-    y: z.number().optional().describe('With x: px from the top.'),
+    ref: z.string().min(1).optional().describe('From the page text, e.g. "12".'),
+    selector: z.string().min(1).max(2000).optional().describe('Matching one visible element.'),
+    x: z.number().optional().describe('Viewport CSS px, as a screenshot at scale 1 shows them.'),
+    y: z.number().optional(),
     method: ActMethod,
     arguments: z.record(z.string(), z.unknown()).optional().describe('Per method, e.g. fill {value}, press {key}, selectOption {values}.'),
     description: z.string().optional().describe('Ignored: lets an observe result be passed as is.'),
@@ -140,7 +130,7 @@ export type Action = z.infer<typeof Action>;
 
 export const ActRequest = z
   .object({
-    action: Action.optional().describe('What to do, deterministically (no model): an observe result as is, or {ref, method, arguments}.'),
+    action: Action.optional().describe('What to do (no model); an observe result as is.'),
     instruction: z.string().min(1).optional().describe('What to do in words ("click the sign-in button"); a model picks the action.'),
     variables: z
       .record(z.string(), z.string())
@@ -187,10 +177,6 @@ export const ActResult = z.object({
   }),
   url: z.string(),
   title: z.string(),
-  location: z
-    .object({ url: z.string(), title: z.string() })
-    .optional()
-    .describe('The URL and title, when they differ from those the last navigate, act or extract answer showed.'),
   pageChanged: z.boolean().describe('The page text or URL differs from before the action.'),
   navigated: z.boolean().describe('The page now shows another document: pageText is the new page.'),
   diff: z

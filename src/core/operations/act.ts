@@ -1,4 +1,5 @@
 import { ActRequest, ActResult, MAX_ACT_INPUT_BYTES, ObserveRequest, ObserveResult, settleLine } from '../act/index.js';
+import type { OperationOutcome } from '../outcome.js';
 import { defineOperation } from './define.js';
 
 export const observeOperation = defineOperation({
@@ -22,9 +23,9 @@ export const actOperation = defineOperation({
   name: 'act',
   title: 'Act on the page',
   description:
-    'Do one thing on the page: action {ref, method, arguments} with a ref from the page text or observe (no model), ' +
-    'or instead of ref a Playwright selector ("text=Edit", "css=#go") or x, y (viewport px, for click, dblclick, hover, dragTo); ' +
-    'or instruction ("click sign in", a model picks it). Methods: click, dblclick, fill {value}, type {text}, press {key}, ' +
+    'Do one thing on the page: action {ref | selector | x, y, method, arguments} (no model), or instruction ' +
+    '("click sign in", a model picks it). ref: from the page text; selector: Playwright\'s ("text=Edit", "css=#go"); ' +
+    'x, y: viewport px (click, dblclick, hover, dragTo). Methods: click, dblclick, fill {value}, type {text}, press {key}, ' +
     'selectOption {values}, check, uncheck, hover, scroll {direction?, screens?}, dragTo {targetRef | targetSelector | x, y; position?}, ' +
     'upload {files: [{name, contentBase64}]}, back, forward, reload, wait {text | textGone | ms}, ' +
     'newTab {url}, selectTab {tabId}, closeTab {tabId}. %name% in arguments is filled from variables, never shown. ' +
@@ -46,9 +47,9 @@ export const actOperation = defineOperation({
  * The act result as a client's model reads it: one line for what was done and where the page is, then the page
  * change as `+ line` / `- line` (or the new page's text), then the truncation note. No JSON: it costs tokens to read.
  */
-export function actResultText(result: ActResult): string {
-  // Where the page is only when that is news: after a navigation or a tab switch (pageText comes with both).
-  const where = result.location || result.pageText !== undefined ? ` Page: ${result.title ? `"${result.title}" ` : ''}${result.url}` : '';
+export function actResultText(result: ActResult, { location }: Pick<OperationOutcome<unknown>, 'location'> = {}): string {
+  // Where the page is only when that is news: another URL or title than the last answer showed, a new page or tab.
+  const where = location || result.pageText !== undefined ? ` Page: ${result.title ? `"${result.title}" ` : ''}${result.url}` : '';
   const lines = [`${result.message}${where}`];
   if (result.pageText !== undefined) lines.push(result.navigated ? 'New page:' : 'Page:', result.pageText);
   else if (result.diff && (result.diff.added.length || result.diff.removed.length))

@@ -2,6 +2,7 @@ import { ExtractOptions, ExtractResult } from '../extract.js';
 import { wrapResult } from '../extract-schema.js';
 import type { PageTextPart } from '../extract-parts.js';
 import type { PageLocation } from '../location.js';
+import type { OperationOutcome } from '../outcome.js';
 import { defineOperation } from './define.js';
 
 /** MCP clients drop big results (Claude Code: over 25,000 tokens), so page text over MCP comes in parts of at most this. */
@@ -35,8 +36,7 @@ export const extractOperation = defineOperation({
 });
 
 /** The two text forms read best as plain text (a part of the page text saying what is left); structured results as JSON (undefined). */
-function extractionText(result: Record<string, unknown>): string | undefined {
-  const { location, ...structured } = result as { location?: PageLocation } & Record<string, unknown>;
+function extractionText(structured: Record<string, unknown>, { location }: OperationOutcome<unknown>): string | undefined {
   const text = pageOrExtractionText(structured);
   return location && text !== undefined ? `${locationLine(location)}\n${text}` : text;
 }

@@ -187,9 +187,12 @@ async function walk(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, handed:
  * OBJECT_GROUP.
  */
 async function listenedElements(cdp: Cdp, worlds: FrameWorlds): Promise<string[]> {
+  // Asked of the page's own world: Chromium lists the listeners of the world the node object belongs to. `document` is
+  // unforgeable, so no script of the page runs.
+  if (worlds.main === undefined) return [];
   const doc = await cdp.send<{ result: { objectId?: string } }>('Runtime.evaluate', {
     expression: 'document',
-    contextId: worlds.utility,
+    contextId: worlds.main,
     objectGroup: OBJECT_GROUP,
   });
   if (!doc.result.objectId) return [];

@@ -46,6 +46,21 @@ const INLINE = new Set([
 ]);
 /** Role names of the reader's own, said the way a reader knows them; a clickable element with no role says none. */
 const DISPLAY_ROLE: Record<string, string> = { DisclosureTriangle: 'summary', LabelText: 'label', generic: '' };
+/** Roles holding lines of their own: when one handles clicks (a sortable list), its ref heads its content. */
+const CONTAINERS = new Set([
+  'list',
+  'table',
+  'grid',
+  'tree',
+  'treegrid',
+  'tablist',
+  'menu',
+  'menubar',
+  'toolbar',
+  'tabpanel',
+  'feed',
+  'article',
+]);
 /** Roles whose lines keep their shape when the element is clickable: the ref goes in front of the content. */
 const MARKED = new Set(['heading', 'listitem', 'row', 'image', 'figure', 'paragraph', 'cell', 'gridcell', 'columnheader', 'rowheader']);
 const CELLS = new Set(['cell', 'gridcell', 'columnheader', 'rowheader']);
@@ -126,7 +141,8 @@ export class Renderer {
     if (r === 'StaticText') return this.text(node.name, depth);
     if (r === 'LineBreak') return this.flush();
     if (r === 'Iframe') return this.iframe(node, depth);
-    if (this.isInteractive(node, r) && !(MARKED.has(r) && node.props?.clickable === true)) return this.control(node, r, depth);
+    const shaped = node.props?.clickable === true && (MARKED.has(r) || CONTAINERS.has(r));
+    if (this.isInteractive(node, r) && !shaped) return this.control(node, r, depth);
     if (r === 'heading') return this.block(node, depth, `${'#'.repeat(Number(node.props?.level ?? 2))} ${this.mark(node)}`);
     if (r === 'image' || (r === 'figure' && node.name)) return this.image(node, depth);
     if (r === 'listitem') return this.block(node, depth, `- ${this.mark(node)}`);
@@ -137,6 +153,7 @@ export class Renderer {
       return this.kids(node, depth);
     }
     if (r === 'paragraph' && node.props?.clickable === true) return this.block(node, depth, this.mark(node));
+    if (CONTAINERS.has(r) && node.props?.clickable === true) return this.container(node, r, depth);
     if (LANDMARKS.has(r) || ((r === 'region' || r === 'form' || r === 'group') && node.name)) {
       this.flush();
       if (this.rowDepth === 0) this.lines.push(`${indent(depth)}${r}:${node.name ? ` ${clean(node.name)}` : ''}`);
@@ -219,6 +236,14 @@ export class Renderer {
     return node.props?.focusable === true || node.props?.clickable === true;
   }
 
+  /** A clickable container: `[ref] list` on a line, its content under it as usual. */
+  private container(node: PageNode, r: string, depth: number): void {
+    this.flush();
+    this.lines.push(`${indent(depth)}${this.mark(node)}${r}${node.name ? `: ${clean(node.name)}` : ''}`);
+    this.kids(node, depth + 1);
+    this.flush();
+  }
+
   /** `[ref] ` for a clickable element whose line keeps its own shape (a list item, a heading, a row); '' otherwise. */
   private mark(node: PageNode): string {
     if (node.props?.clickable !== true || node.elementId === undefined) return '';
@@ -238,8 +263,10 @@ export class Renderer {
 
   /** `[ref] role: name = "value" (states)`; text before it on the same line stays, the element ends the line. */
   private control(node: PageNode, r: string, depth: number): void {
-    // A focusable element without a name (a div with tabindex) is labelled by its text.
-    const label = clean(node.name) || (this.hasInteractiveInside(node) ? '' : clean(subtreeText(node)));
+    // A focusable element without a name (a div with tabindex) is labelled by its text; so is an element that only
+    // handles clicks (an inbox row), whose controls inside then follow on lines of their own.
+    const clickable = node.props?.clickable === true && !INTERACTIVE.has(r);
+    const label = clean(node.name) || (clickable || !this.hasInteractiveInside(node) ? clean(spacedText(node)) : '');
     const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId)}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
@@ -256,6 +283,12 @@ export class Renderer {
     if (states) text += ` (${states})`;
     const options = this.selectOptions(node);
     if (options) text += ` options: ${options}`;
+    if (clickable && this.hasInteractiveInside(node)) {
+      this.flush();
+      this.append(text, depth);
+      this.flush();
+      return this.controlsOnly(node, depth + 1);
+    }
     // A <label> rendered just before its control says the same as the control's name.
     if (label && clean(this.line.join('')) === label) this.line = [];
     const previous = this.lines[this.lines.length - 1];
@@ -295,6 +328,14 @@ export class Renderer {
     collect(popup);
     const shown = names.slice(0, MAX_OPTIONS).join(' | ');
     return names.length > MAX_OPTIONS ? `${shown} | … (${names.length - MAX_OPTIONS} more)` : shown;
+  }
+
+  /** The controls under `node`, each on its line; its text is already on the line of the element holding them. */
+  private controlsOnly(node: PageNode, depth: number): void {
+    for (const kid of node.children) {
+      if (!kid.ignored && kid.role !== 'StaticText' && this.isInteractive(kid, kid.role)) this.node(kid, depth, false);
+      else this.controlsOnly(kid, depth);
+    }
   }
 
   /** Whether a control is inside `node`; `clickable`: counting elements that only handle clicks. */
@@ -345,6 +386,18 @@ export class Renderer {
     this.lines.push(head);
     this.lines.push({ elementId: node.elementId, depth: depth + 1, lines: [] });
   }
+}
+
+/** The text of a subtree with a space where a block starts or ends (`<div>Ann</div><div>Hi</div>` is "Ann Hi"). */
+function spacedText(node: PageNode): string {
+  let out = '';
+  for (const kid of node.children) {
+    if (kid.role === 'StaticText') out += kid.name;
+    else if (kid.role === 'MenuListPopup') continue;
+    else if (INLINE.has(kid.role)) out += spacedText(kid);
+    else out += ` ${kid.name && kid.role !== 'generic' ? kid.name : spacedText(kid)} `;
+  }
+  return out;
 }
 
 /** Concatenated text of a subtree, for telling whether a name already says it all. */

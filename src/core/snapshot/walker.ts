@@ -669,6 +669,7 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     if (node.nodeType !== Node.ELEMENT_NODE) return;
     const el = node as Element;
     const tag = el.localName;
+    if (tag === 'canvas' && ctx.visible) return canvas(el as HTMLCanvasElement, out);
     if (SKIP_TAGS.has(tag)) return;
     const style = getComputedStyle(el);
     const display = style.display;
@@ -765,11 +766,10 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     if (actionable && !result.n && !readText(c).trim()) {
       // A control with no words of its own borrows some: its icon's, or else the row it sits in.
       const icon = iconOf(el);
-      if (icon) p.icon = icon;
-      else {
-        const row = rowText(el);
-        if (row) result.n = row;
-      }
+      const row = icon ? '' : rowText(el);
+      const word = icon || row ? '' : classWord(el);
+      if (icon || word) p.icon = icon || word;
+      else if (row) result.n = row;
     }
     for (const _ in p) {
       result.p = p;
@@ -810,6 +810,10 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
   /** Icon class names: `fa-share`, `icon-trash`, `bi-x-lg`, `glyphicon-star`, `mdi-close`, `octicon-gear`. */
   const ICON_CLASS = /^(?:fa[srlbdk]?|icon|bi|glyphicon|mdi|octicon|ti|lucide|feather|ri|la|codicon|material-icons)[-_](.+)$/;
   const ICON_SKIP = /^(?:fw|lg|xs|sm|[0-9]+x|solid|regular|light|brands|outline|filled|spin|pulse|inverse|border|stack.*)$/;
+  /** A plain class word or id on an element with no words (`<span class="trash">`), unless it only says how it is laid out. */
+  const WORD_CLASS = /^[a-z][a-z-]{2,23}$/;
+  const LAYOUT_CLASS =
+    /^(?:icon|icons|btn|button|link|item|items|wrap|wrapper|container|inner|outer|content|row|col|cell|box|block|flex|grid|left|right|top|bottom|center|active|selected|disabled|hidden|visible|show|open|closed|clickable|pointer|small|large|big|main|header|footer|body|title|label|text|image|img|ui-.*|js-.*|is-.*|has-.*)$/;
   /** A short name for an element without words: a title, label or alt inside it, an <svg><title>, or an icon's class. */
   const iconOf = (el: Element): string => {
     const named = el.querySelector('[title], [aria-label], img[alt], svg title');
@@ -832,10 +836,28 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     return '';
   };
 
+  /** The last resort for a nameless control outside any row: a class word or id that says what it is (`trash`). */
+  const classWord = (el: Element): string => {
+    for (const name of [...Array.from(el.classList), el.id]) if (WORD_CLASS.test(name) && !LAYOUT_CLASS.test(name)) return name;
+    return '';
+  };
+
   /** The text of the list item or table row a nameless control sits in (`[4] checkbox: buy milk`). */
   const rowText = (el: Element): string => {
     const row = el.parentElement?.closest('li, tr, [role=row], [role=listitem], [role=option], [role=treeitem]');
     return row ? clean(textOf(row, el)).slice(0, 80) : '';
+  };
+
+  /**
+   * A canvas drawn on the screen: nothing inside it can be read, so its place says where to click (coordinates are
+   * viewport CSS pixels): `[7] canvas: 200x100 at 8,410`.
+   */
+  const canvas = (el: HTMLCanvasElement, out: Array<WalkNode | string>): void => {
+    const box = el.getBoundingClientRect();
+    if (box.width < 1 || box.height < 1 || getComputedStyle(el).visibility !== 'visible') return;
+    const name = clean(el.getAttribute('aria-label') ?? el.getAttribute('title') ?? '');
+    const at = `${Math.round(box.width)}x${Math.round(box.height)} at ${Math.round(box.left)},${Math.round(box.top)}`;
+    out.push({ r: 'canvas', n: name ? `${name} (${at})` : at, i: idOf(el), p: { clickable: true } });
   };
 
   /** A label whose text names a rendered control, with no other control or link inside it. */

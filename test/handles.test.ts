@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
+import { silentLogger } from '../src/core/logger.js';
+import { rejection } from './fixtures/rejection.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { refOf } from './fixtures/task-doors.js';
+
+/** Handles on everything a person can act on, and act by selector and by coordinates (library door). */
+describe('handles beyond ARIA controls, act by selector and by point', () => {
+  let site: SiteServer;
+  let lib: BrowserSessions;
+  let session: BrowserSession;
+
+  beforeAll(async () => {
+    site = await startSiteServer();
+    lib = new BrowserSessions({ logger: silentLogger(), env: {} });
+    session = await lib.startSession();
+  });
+  afterAll(async () => {
+    await lib?.close();
+    await site?.close();
+  });
+
+  const open = async () => {
+    await session.page.goto(site.url('/handles/index.html'));
+    return (await session.page.extract()).pageText;
+  };
+  const read = async (selector: string) => ((await session.page.extract({ selector })) as { pageText: string }).pageText;
+  const said = () => read('//p[@id="said"]');
+
+  it('gives refs to elements with a listener, a handler property or attribute, the pointer cursor, a tab stop, a hidden control’s label', async () => {
+    const text = await open();
+    for (const words of [
+      'Listened word',
+      'Attribute word',
+      'Property word',
+      'Pointer card second line',
+      'Tab stop',
+      'label: Styled choice',
+    ])
+      expect(text).toMatch(new RegExp(`^\\[\\d+\\] ${words}$`, 'm'));
+    // A listener on something holding controls is a root the page delegates to: its children get no ref for it.
+    expect(text).toMatch(/^Delegated one$/m);
+    expect(text).toMatch(/\[\d+\] textbox: inside root/);
+    // One ref for the pointer card, none for its children (they inherit the cursor).
+    expect(text).not.toMatch(/\[\d+\] second line/);
+
+    await session.page.act({ ref: refOf(text, /Listened word/), method: 'click' });
+    expect(await said()).toBe('listened clicked');
+    await session.page.act({ ref: refOf(text, /Property word/), method: 'click' });
+    expect(await said()).toBe('property pressed');
+    await session.page.act({ ref: refOf(text, /Pointer card/), method: 'dblclick' });
+    expect(await said()).toBe('card double-clicked');
+  });
+
+  it('names a nameless control by its icon or the row it sits in', async () => {
+    const text = await open();
+    expect(text).toMatch(/\[\d+\] checkbox: buy milk/);
+    expect(text).toMatch(/\[\d+\] button: Remove item/);
+    expect(text).toMatch(/\[\d+\] button \(icon: trash\)/);
+    expect(text).toMatch(/\[\d+\] button: Share/);
+    expect(text).toMatch(/\[\d+\] canvas: \d+x\d+ at \d+,\d+/);
+  });
+
+  it('keeps the refs of a whole read after a narrow read of the same document', async () => {
+    const text = await open();
+    const listened = refOf(text, /Listened word/);
+    expect(await read('//p[@id="said"]')).toBe('nothing yet');
+    await session.page.act({ ref: listened, method: 'click' });
+    expect(await said()).toBe('listened clicked');
+    // A ref the narrow read added is usable beside the older ones.
+    const scoped = await read('//div[@id="delegated"]');
+    await session.page.act({ ref: refOf(scoped, /textbox: inside root/), method: 'fill', arguments: { value: 'x' } });
+    await session.page.act({ ref: refOf(text, /Attribute word/), method: 'click' });
+    expect(await said()).toBe('attribute clicked');
+  });
+
+  it('acts by a Playwright selector that matches one visible element; several or none is a clear error', async () => {
+    await open();
+    const done = await session.page.act({ selector: 'text=Delegated two', method: 'click' });
+    expect(done.message).toBe('Clicked selector "text=Delegated two".');
+    expect(done.action).toMatchObject({ selector: 'text=Delegated two', method: 'click' });
+    expect(await said()).toBe('delegated Delegated two');
+
+    const twins = await rejection(session.page.act({ selector: 'css=button.twin', method: 'click' }));
+    expect(twins.code).toBe('selector_ambiguous');
+    expect(twins.message).toContain('matches 2 visible elements');
+    expect(twins.message).toContain('"css=button.twin >> nth=1" ("Same")');
+    await session.page.act({ selector: 'css=button.twin >> nth=1', method: 'click' });
+
+    expect((await rejection(session.page.act({ selector: 'css=#nothing-here', method: 'click' }))).code).toBe('selector_not_found');
+    const hidden = await rejection(session.page.act({ selector: '#cover', method: 'click' }));
+    expect([hidden.code, hidden.message]).toEqual(['selector_not_found', 'The selector "#cover" matches 1 element, none of them visible.']);
+    expect((await rejection(session.page.act({ selector: 'internal:text="x"', method: 'click' }))).code).toBe('invalid_argument');
+    expect((await rejection(session.page.act({ selector: 'css=[', method: 'click' }))).code).toBe('invalid_argument');
+    const both = await rejection(session.page.act({ ref: '1', selector: 'text=Tab stop', method: 'click' }));
+    expect(both.message).toBe('Give one of ref, selector or x and y, not several.');
+  });
+
+  it('acts at a point of the viewport: a canvas click, a drop above an element; points outside are refused', async () => {
+    const text = await open();
+    const [, x, y] = /canvas: \d+x\d+ at (\d+),(\d+)/.exec(text)!.map(Number);
+    const clicked = await session.page.act({ x: x! + 50, y: y! + 20, method: 'click' });
+    expect(clicked.message).toBe(`Clicked the point (${x! + 50}, ${y! + 20}), canvas.`);
+    expect(await said()).toBe('canvas at 50,20');
+
+    await session.page.act({
+      ref: refOf(text, /Tab stop/),
+      method: 'dragTo',
+      arguments: { targetSelector: 'text=Drop zone', position: { x: 10, y: 5 } },
+    });
+    const box = await lib.service.operate('library', session.id, (s) => s.page.locator('#drop').boundingBox());
+    const [, dropX, dropY] = /dropped at (\d+),(\d+)/.exec(await said())!.map(Number);
+    expect(Math.abs(dropX! - (box.result!.x + 10))).toBeLessThanOrEqual(1);
+    expect(Math.abs(dropY! - (box.result!.y + 5))).toBeLessThanOrEqual(1);
+
+    const outside = await rejection(session.page.act({ x: 5000, y: 10, method: 'click' }));
+    expect(outside.message).toContain('outside the viewport (1280 x 800 CSS pixels)');
+    expect((await rejection(session.page.act({ x: 10, method: 'click' }))).message).toBe('Give both x and y (viewport CSS pixels).');
+    expect((await rejection(session.page.act({ x: 10, y: 10, method: 'fill', arguments: { value: 'a' } }))).code).toBe('invalid_argument');
+  });
+
+  it('says what a field really holds after fill when the page changed the value', async () => {
+    const text = await open();
+    const filled = await session.page.act({ ref: refOf(text, /textbox: Shouting/), method: 'type', arguments: { text: 'quiet' } });
+    expect(filled.message).toBe('Typed "quiet" into [15] textbox "Shouting".'.replace('[15]', `[${refOf(text, /textbox: Shouting/)}]`));
+    const again = await session.page.act({ selector: '#upper', method: 'fill', arguments: { value: 'calm' } });
+    // fill sets the value without key events; the page's handler runs on input and shouts it.
+    expect(again.message).toBe('Filled selector "#upper" with "calm". It now holds "CALM".');
+  });
+});

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
+import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { mcpDoor, restDoor, type TaskDoor } from './fixtures/task-doors.js';
+import { lastReward, MINIWOB, startEpisode, todoMvc } from './fixtures/task-policies.js';
+import { startHttp, type TestHttp } from './http-fixture.js';
+
+/**
+ * Real apps (../shared/apps/todomvc, ../shared/miniwob), done by a scripted client that sees only what the tools
+ * answer: refs from the page text, selectors from visible words, points from a screenshot. Over MCP stdio and REST.
+ */
+describe('tasks done from what the tools show', () => {
+  let site: SiteServer;
+  let stdio: StdioServer;
+  let http: TestHttp;
+
+  beforeAll(async () => {
+    site = await startSiteServer();
+    [stdio, http] = await Promise.all([startStdioServer(), startHttp()]);
+  });
+  afterAll(async () => {
+    await stdio?.close();
+    await http?.close();
+    await site?.close();
+  });
+
+  const doors: Record<string, () => Promise<TaskDoor>> = {
+    'MCP stdio': async () => {
+      const started = await stdio.call('session_start', {});
+      return mcpDoor((name, args) => stdio.call(name, args), (started.structuredContent as { id: string }).id);
+    },
+    REST: async () => {
+      const res = await fetch(`${http.url}/v1/sessions/start`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      return restDoor(http.url, ((await res.json()) as { data: { id: string } }).data.id);
+    },
+  };
+
+  describe.each(Object.keys(doors))('over %s', (door) => {
+    it.each(['react', 'vue'])(
+      'TodoMVC (%s): add, complete, rename by double-click on the label, filter, clear completed',
+      async (app) => {
+        const client = await doors[door]!();
+        const text = await todoMvc(client, site.url(`/shared/apps/todomvc/${app}/index.html`));
+        expect(text).toMatch(/checkbox: buy oat milk/);
+        expect(text).toMatch(/checkbox: call mom/);
+        expect(text).not.toMatch(/walk dog|buy milk$/m);
+        expect(text).toMatch(/2 items left/);
+      },
+      60_000,
+    );
+
+    it('MiniWoB++: a tab, a collapsible, a dialog, a nested menu, a scroll list, a drag, a canvas click, an inbox and more, each rewarded', async () => {
+      const client = await doors[door]!();
+      const rewards: Record<string, number | undefined> = {};
+      for (const [task, policy] of Object.entries(MINIWOB)) {
+        const text = await startEpisode(client, site.url(`/shared/miniwob/miniwob/${task}.html`));
+        await policy(client, text);
+        rewards[task] = lastReward(await client.read());
+      }
+      expect(Object.keys(rewards).length).toBeGreaterThanOrEqual(10);
+      for (const [task, reward] of Object.entries(rewards)) expect({ task, reward: (reward ?? -1) > 0 }).toEqual({ task, reward: true });
+    }, 180_000);
+  });
+});
