@@ -126,7 +126,21 @@ export const MINIWOB: Record<string, Policy> = {
     await submit(door, text);
   },
   'drag-box': async (door, text) => {
-    await act(door, 'browser_drag', { startTarget: refOf(text, /\]: s$/), endTarget: refOf(text, /\]: L$/) });
+    const [small, large] = [refOf(text, /\]: s$/), refOf(text, /\]: L$/)];
+    const dragged = await door.call('browser_drag', { startTarget: small, endTarget: large });
+    // When the small box already covers the large one's centre, its drag times out ("intercepts pointer events"):
+    // the boxes' centres from the snapshot's boxes, dragged by coordinates.
+    if (dragged.isError || /^### Error/m.test(dragged.text)) {
+      const boxed = await snapshot(door, { boxes: true });
+      const [from, to] = [small, large].map((ref) => {
+        const [x, y, width, height] = /\[box=(\d+),(\d+),(\d+),(\d+)\]/
+          .exec(boxed.split('\n').find((line) => line.includes(`[ref=${ref}]`))!)!
+          .slice(1)
+          .map(Number) as [number, number, number, number];
+        return { x: x + width / 2, y: y + height / 2 };
+      });
+      await act(door, 'browser_mouse_drag_xy', { startX: from!.x, startY: from!.y, endX: to!.x, endY: to!.y });
+    }
     await submit(door, text);
   },
   // The trash icon is no part of its snapshot: the sender's row from the snapshot's boxes, the icon in that row of a
