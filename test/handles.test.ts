@@ -114,6 +114,15 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     expect(Math.abs(dropX! - (box.result!.x + 10))).toBeLessThanOrEqual(1);
     expect(Math.abs(dropY! - (box.result!.y + 5))).toBeLessThanOrEqual(1);
 
+    // HTML5 drag and drop, element to element by refs: the drag-start sets data, the drop reads it.
+    const bin = await session.page.extract();
+    await session.page.act({
+      ref: refOf(bin.pageText, /Draggable card/),
+      method: 'dragTo',
+      arguments: { targetRef: refOf(bin.pageText, /Card bin/) },
+    });
+    expect(await said()).toBe('dropped the card');
+
     const outside = await rejection(session.page.act({ x: 5000, y: 10, method: 'click' }));
     expect(outside.message).toContain('outside the viewport (1280 x 800 CSS pixels)');
     expect((await rejection(session.page.act({ x: 10, method: 'click' }))).message).toBe('Give both x and y (viewport CSS pixels).');

@@ -253,8 +253,9 @@ async function scroll(s: Step): Promise<string> {
 
 /**
  * Drags from the element (or point) to the target: `targetRef` or `targetSelector` (at `position` inside it, or its
- * centre), or the point `x`, `y`. Element to element with no position is Playwright's dragTo (it scrolls both into
- * view and serves HTML5 drag and drop); the rest is the mouse, pressed, moved in steps and released.
+ * centre), or the point `x`, `y`, with the mouse: pressed, moved in steps, released (Chromium turns that into HTML5
+ * drag and drop too). The drop point is taken before the drag: Playwright's own dragTo waits for the target to take
+ * the pointer at the drop, which the dragged element, following the pointer, may cover (a jQuery UI draggable).
  */
 async function dragTo(s: Step): Promise<string> {
   const { targetRef, targetSelector, position, x, y } = s.args as {
@@ -282,10 +283,6 @@ async function dragTo(s: Step): Promise<string> {
       ? `selector ${JSON.stringify(targetSelector)}`
       : `the point (${x}, ${y})`;
   const at = position ? ` at (${position.x}, ${position.y}) in it` : '';
-  if (!s.point && target && !position) {
-    await (await s.element()).dragTo(target, { timeout: s.timeout });
-    return `Dragged ${s.target} onto ${to}.`;
-  }
   const end = target ? await pointIn(target, position, s.timeout) : await checkPoint(s.session, { x: x!, y: y! });
   if (s.point) await s.page.mouse.move(s.point.x, s.point.y);
   else await (await s.element()).hover({ timeout: s.timeout });

@@ -273,10 +273,12 @@ export class Renderer {
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
     const role = DISPLAY_ROLE[r] ?? r;
     let text = `[${ref}]${role ? ` ${role}` : ''}`;
+    const icon = stringProp(node, 'icon');
     if (label) text += role ? `: ${label}` : ` ${label}`;
     else if (href) text += `: ${urlLabel(href)}`;
-    else if (stringProp(node, 'icon')) text += ` (icon: ${stringProp(node, 'icon')})`;
-    else if (!role) text += ' clickable';
+    else if (!role && !icon) text += ' clickable';
+    // An icon's hint, beside the words a nameless control borrowed from its row.
+    if (icon) text += ` (icon: ${icon})`;
     const value = node.value;
     if (value !== undefined && value !== '' && String(value) !== label && r !== 'link') text += ` = ${JSON.stringify(String(value))}`;
     const states = stateList(node);
@@ -291,8 +293,8 @@ export class Renderer {
     }
     // A <label> rendered just before its control says the same as the control's name.
     if (label && clean(this.line.join('')) === label) this.line = [];
-    const previous = this.lines[this.lines.length - 1];
-    if (label && !this.line.length && typeof previous === 'string' && previous.trim() === label) this.lines.pop();
+    // So do the lines just before a control whose name it borrowed from them (a settings row's title and hint).
+    if (label && !this.line.length) this.dropRepeated(label);
     this.append(this.line.length ? ` ${text}` : text, depth);
     const inner = clean(subtreeText(node));
     const covered = !inner || says(label, inner) || says(String(value ?? ''), inner);
@@ -328,6 +330,18 @@ export class Renderer {
     collect(popup);
     const shown = names.slice(0, MAX_OPTIONS).join(' | ');
     return names.length > MAX_OPTIONS ? `${shown} | … (${names.length - MAX_OPTIONS} more)` : shown;
+  }
+
+  /** Drops the last one to three lines when together they say exactly `label`. */
+  private dropRepeated(label: string): void {
+    let joined = '';
+    for (let back = 1; back <= 3 && back <= this.lines.length; back++) {
+      const line = this.lines[this.lines.length - back];
+      if (typeof line !== 'string') return;
+      joined = joined ? `${line.trim()} ${joined}` : line.trim();
+      if (joined === label) return void this.lines.splice(this.lines.length - back, back);
+      if (joined.length >= label.length) return;
+    }
   }
 
   /** The controls under `node`, each on its line; its text is already on the line of the element holding them. */
@@ -415,6 +429,8 @@ function stateList(node: PageNode): string {
   const pressed = node.props?.pressed;
   if (pressed === 'true' || pressed === true) states.push('pressed');
   if (node.props?.selected === true && node.role !== 'option') states.push('selected');
+  const stated = node.props?.state;
+  if (typeof stated === 'string') states.push(stated);
   const expanded = node.props?.expanded;
   if (expanded !== undefined) states.push(expanded ? 'expanded' : 'collapsed');
   if (node.props?.disabled === true) states.push('disabled');

@@ -45,7 +45,7 @@ export interface WalkOptions {
   /** Roles a user acts on (the renderer's): their elements get ids for refs. */
   interactiveRoles: string[];
   /** How many of the objects handed in after the options are closed shadow roots; the rest are elements with a
-   * click, dblclick, mousedown, pointerdown or keydown listener (found by the server over CDP). */
+   * click, dblclick, mousedown, pointerdown, keydown or drop listener (found by the server over CDP). */
   closedRoots: number;
 }
 
@@ -740,7 +740,11 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
         if (c.length) out.push({ r: 'generic', c });
         return;
       } else {
+        // A flex or grid item is a box of its own, shown on its container's line: its words stay apart (`docs AM`).
+        const boxed = ctx.flexParent && !display.startsWith('inline');
+        if (boxed) out.push(' ');
         visitChildren(el, shadow, inner, out);
+        if (boxed) out.push(' ');
         return;
       }
     }
@@ -762,14 +766,20 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     const value = valueOf(el, tag, role);
     if (value !== undefined && value !== '') result.v = value;
     const p = states(el, tag, role, focusable);
-    if (clickable) p.clickable = true;
+    if (clickable) {
+      p.clickable = true;
+      // A custom widget says its state in a class only (`switch on`, `tab active`).
+      const stated = Array.from(el.classList).find((name) => CLASS_STATE.test(name));
+      if (stated) p.state = stated.replace(/^is-/, '');
+    }
     if (actionable && !result.n && !readText(c).trim()) {
       // A control with no words of its own borrows some: its icon's, or else the row it sits in.
       const icon = iconOf(el);
-      const row = icon ? '' : rowText(el);
-      const word = icon || row ? '' : classWord(el);
+      // A link without words reads as its URL's last segment instead (the renderer's).
+      const row = icon || role === 'link' ? '' : rowText(el);
+      const word = icon ? '' : classWord(el);
       if (icon || word) p.icon = icon || word;
-      else if (row) result.n = row;
+      if (row) result.n = row;
     }
     for (const _ in p) {
       result.p = p;
@@ -810,6 +820,7 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
   /** Icon class names: `fa-share`, `icon-trash`, `bi-x-lg`, `glyphicon-star`, `mdi-close`, `octicon-gear`. */
   const ICON_CLASS = /^(?:fa[srlbdk]?|icon|bi|glyphicon|mdi|octicon|ti|lucide|feather|ri|la|codicon|material-icons)[-_](.+)$/;
   const ICON_SKIP = /^(?:fw|lg|xs|sm|[0-9]+x|solid|regular|light|brands|outline|filled|spin|pulse|inverse|border|stack.*)$/;
+  const CLASS_STATE = /^(?:is-)?(?:on|off|active|checked|selected|open|enabled|expanded|collapsed)$/;
   /** A plain class word or id on an element with no words (`<span class="trash">`), unless it only says how it is laid out. */
   const WORD_CLASS = /^[a-z][a-z-]{2,23}$/;
   const LAYOUT_CLASS =
@@ -842,10 +853,18 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     return '';
   };
 
-  /** The text of the list item or table row a nameless control sits in (`[4] checkbox: buy milk`). */
+  /**
+   * The text of the list item or table row a nameless control sits in (`[4] checkbox: buy milk`), or else of the
+   * nearest of its two closest containers that has a few words besides it (a settings row: `Push notifications`).
+   */
   const rowText = (el: Element): string => {
     const row = el.parentElement?.closest('li, tr, [role=row], [role=listitem], [role=option], [role=treeitem]');
-    return row ? clean(textOf(row, el)).slice(0, 80) : '';
+    if (row) return clean(textOf(row, el)).slice(0, 80);
+    for (let box = el.parentElement, up = 0; box && up < 2 && box !== document.body; box = box.parentElement, up++) {
+      const words = clean(textOf(box, el));
+      if (words) return words.length <= 80 ? words : '';
+    }
+    return '';
   };
 
   /**
