@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The vitest part of `npm test`: the whole suite on the browser the server picks by itself (the headless shell where
-# there is one), then the files where the two browsers could differ (page text, act and screenshots, session options,
+# there is one), then the files where the two browsers could differ (page text, handles, act and screenshots, session options,
 # the proxy and egress, WebRTC) on the full browser of the same install. Each pass prints the Chromium it ran.
 # Arguments go to the first pass (`npm test -- test/act.test.ts`); with them, or with BROWSER_EXECUTABLE_PATH set,
 # only that pass runs.
@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 FULL_BROWSER_FILES=(
   test/snapshot.test.ts
   test/act.test.ts
+  test/handles.test.ts
   test/session-options.test.ts
   test/session-proxy.test.ts
   test/egress.test.ts

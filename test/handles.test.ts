@@ -57,7 +57,8 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     const text = await open();
     expect(text).toMatch(/\[\d+\] checkbox: buy milk/);
     expect(text).toMatch(/\[\d+\] button: Remove item/);
-    expect(text).toMatch(/\[\d+\] button \(icon: trash\)/);
+    // The icon says what it does, the row which one it is.
+    expect(text).toMatch(/\[\d+\] button: walk dog \(icon: trash\)/);
     expect(text).toMatch(/\[\d+\] button: Share/);
     expect(text).toMatch(/\[\d+\] canvas: \d+x\d+ at \d+,\d+/);
   });

@@ -266,7 +266,9 @@ export class Renderer {
     // A focusable element without a name (a div with tabindex) is labelled by its text; so is an element that only
     // handles clicks (an inbox row), whose controls inside then follow on lines of their own.
     const clickable = node.props?.clickable === true && !INTERACTIVE.has(r);
-    const label = clean(node.name) || (clickable || !this.hasInteractiveInside(node) ? clean(spacedText(node)) : '');
+    let label = clean(node.name) || (clickable || !this.hasInteractiveInside(node) ? clean(spacedText(node)) : '');
+    // A name borrowed from the row: whole when it stands in for the lines just before (which go), else its first words.
+    if (node.props?.borrowed === true && !(this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
     const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId)}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
@@ -278,11 +280,11 @@ export class Renderer {
     else if (href) text += `: ${urlLabel(href)}`;
     else if (!role && !icon) text += ' clickable';
     // An icon's hint, beside the words a nameless control borrowed from its row.
-    if (icon) text += ` (icon: ${icon})`;
+    const states = stateList(node);
+    if (icon) text += ` (icon: ${icon}${states ? `, ${states}` : ''})`;
     const value = node.value;
     if (value !== undefined && value !== '' && String(value) !== label && r !== 'link') text += ` = ${JSON.stringify(String(value))}`;
-    const states = stateList(node);
-    if (states) text += ` (${states})`;
+    if (states && !icon) text += ` (${states})`;
     const options = this.selectOptions(node);
     if (options) text += ` options: ${options}`;
     if (clickable && this.hasInteractiveInside(node)) {
@@ -332,16 +334,20 @@ export class Renderer {
     return names.length > MAX_OPTIONS ? `${shown} | … (${names.length - MAX_OPTIONS} more)` : shown;
   }
 
-  /** Drops the last one to three lines when together they say exactly `label`. */
-  private dropRepeated(label: string): void {
+  /** Drops the last one to three lines when together they say exactly `label`; whether it did. */
+  private dropRepeated(label: string): boolean {
     let joined = '';
     for (let back = 1; back <= 3 && back <= this.lines.length; back++) {
       const line = this.lines[this.lines.length - back];
-      if (typeof line !== 'string') return;
+      if (typeof line !== 'string') return false;
       joined = joined ? `${line.trim()} ${joined}` : line.trim();
-      if (joined === label) return void this.lines.splice(this.lines.length - back, back);
-      if (joined.length >= label.length) return;
+      if (joined === label) {
+        this.lines.splice(this.lines.length - back, back);
+        return true;
+      }
+      if (joined.length >= label.length) return false;
     }
+    return false;
   }
 
   /** The controls under `node`, each on its line; its text is already on the line of the element holding them. */
@@ -412,6 +418,11 @@ function spacedText(node: PageNode): string {
     else out += ` ${kid.name && kid.role !== 'generic' ? kid.name : spacedText(kid)} `;
   }
   return out;
+}
+
+/** The first words of a name borrowed from a row: enough to tell rows apart, not the row again. */
+function firstWords(words: string): string {
+  return words.length <= 32 ? words : `${words.slice(0, 31).replace(/\s+\S*$/, '')}…`;
 }
 
 /** Concatenated text of a subtree, for telling whether a name already says it all. */

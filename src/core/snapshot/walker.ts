@@ -770,16 +770,19 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
       p.clickable = true;
       // A custom widget says its state in a class only (`switch on`, `tab active`).
       const stated = Array.from(el.classList).find((name) => CLASS_STATE.test(name));
-      if (stated) p.state = stated.replace(/^is-/, '');
+      if (stated) p.state = stated.replace(/^is-/, '').replace(/^sel$/, 'selected');
     }
     if (actionable && !result.n && !readText(c).trim()) {
       // A control with no words of its own borrows some: its icon's, or else the row it sits in.
       const icon = iconOf(el);
-      // A link without words reads as its URL's last segment instead (the renderer's).
-      const row = icon || role === 'link' ? '' : rowText(el);
+      // A link without words reads as its URL's last segment instead (the renderer's). The row names an icon's row too.
+      const row = role === 'link' ? '' : rowText(el);
       const word = icon ? '' : classWord(el);
       if (icon || word) p.icon = icon || word;
-      if (row) result.n = row;
+      if (row) {
+        result.n = row;
+        p.borrowed = true;
+      }
     }
     for (const _ in p) {
       result.p = p;
@@ -803,7 +806,8 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     if (tag === 'html' || tag === 'body') return false;
     // A listener on something that holds controls is a root the page delegates to (React, Vue): its controls count.
     if (listened.has(el) || HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return !el.querySelector(CONTROLS);
-    if (ctx.control) return false;
+    // Inside a control, a glyph of its own that shows the pointer (a row's "⋯" menu, a tab's "×") is a target too.
+    if (ctx.control) return style.cursor === 'pointer' && GLYPH.test((el.textContent ?? '').trim());
     if (style.cursor === 'pointer' && !ctx.pointer) return true;
     if (el.getAttribute('draggable') === 'true') return true;
     if (tag === 'label') {
@@ -820,7 +824,9 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
   /** Icon class names: `fa-share`, `icon-trash`, `bi-x-lg`, `glyphicon-star`, `mdi-close`, `octicon-gear`. */
   const ICON_CLASS = /^(?:fa[srlbdk]?|icon|bi|glyphicon|mdi|octicon|ti|lucide|feather|ri|la|codicon|material-icons)[-_](.+)$/;
   const ICON_SKIP = /^(?:fw|lg|xs|sm|[0-9]+x|solid|regular|light|brands|outline|filled|spin|pulse|inverse|border|stack.*)$/;
-  const CLASS_STATE = /^(?:is-)?(?:on|off|active|checked|selected|open|enabled|expanded|collapsed)$/;
+  const CLASS_STATE = /^(?:is-)?(?:on|off|active|checked|selected|sel|current|open|enabled|expanded|collapsed)$/;
+  /** A menu or close glyph and nothing else: `⋯`, `⋮`, `×`, `☰`. */
+  const GLYPH = /^(?:⋯|⋮|…|\.\.\.|×|✕|✖|✗|☰|≡)$/;
   /** A plain class word or id on an element with no words (`<span class="trash">`), unless it only says how it is laid out. */
   const WORD_CLASS = /^[a-z][a-z-]{2,23}$/;
   const LAYOUT_CLASS =
@@ -859,10 +865,10 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
    */
   const rowText = (el: Element): string => {
     const row = el.parentElement?.closest('li, tr, [role=row], [role=listitem], [role=option], [role=treeitem]');
-    if (row) return clean(textOf(row, el)).slice(0, 80);
+    if (row) return clean(textOf(row, el)).slice(0, 120);
     for (let box = el.parentElement, up = 0; box && up < 2 && box !== document.body; box = box.parentElement, up++) {
       const words = clean(textOf(box, el));
-      if (words) return words.length <= 80 ? words : '';
+      if (words) return words.length <= 120 ? words : '';
     }
     return '';
   };
