@@ -14,6 +14,8 @@ const FORMS = [
   SECRET,
   encodeURIComponent(SECRET),
   encodeURIComponent(SECRET).replace(/%20/g, '+'),
+  // What Chromium keeps of a query a page or redirect wrote with encodeURIComponent (it escapes ' itself).
+  new URL(`http://x/?p=${encodeURIComponent(SECRET)}`).search.slice('?p='.length),
   new URLSearchParams({ v: SECRET }).toString().slice('v='.length),
   SECRET.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&#39;'),
 ];
@@ -83,6 +85,12 @@ describe(
         expect(got.frames[1].url).toContain('password=%25pw%25');
         expectNoSecret('REST session get', got);
         expectNoSecret('REST session list', (await api(server.url, 'GET', '/v1/sessions', { key: KEY })).json);
+
+        // A redirect to the page that shows it: navigate's own answer (final URL, redirect chain) masks it too.
+        const welcome = got.url.replace('password=%25pw%25', `password=${encodeURIComponent(SECRET)}`);
+        const redirected = await call('navigate', { url: site.url(`/redirect?to=${encodeURIComponent(welcome)}`) });
+        expect(redirected.url).toContain('password=%25pw%25');
+        expectNoSecret('navigate after a redirect', redirected);
 
         await client.connect(transport);
         // session_get's MCP door is session_list with operation "session_get".

@@ -125,7 +125,8 @@ export async function navigate(
     commits.dispose();
     stopProgress();
   }
-  const result = response ? await serializeResponse(response, frameId) : null;
+  // A redirect may carry a secret the session has seen (a sign-in's GET form): masked like every answer's URLs.
+  const result = response ? (session.recording.secrets.maskDeep(await serializeResponse(response, frameId)) as NavigationResponse) : null;
   ctx.progress?.({
     message: result ? `finished with status ${result.status}` : 'finished without a network response',
     data: { stage: 'finished', status: result?.status ?? null },

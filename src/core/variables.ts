@@ -51,7 +51,9 @@ export class Variables {
 export function encodings(value: string): string[] {
   const uri = encodeURIComponent(value);
   const form = new URLSearchParams({ v: value }).toString().slice('v='.length);
-  return [...new Set([uri, uri.replace(/%20/g, '+'), form, escapeHtml(value)])].filter((encoded) => encoded !== value);
+  // A URL's query as the browser keeps it after a page or redirect put it there with encodeURIComponent: ' is %27.
+  const query = uri.replace(/'/g, '%27');
+  return [...new Set([uri, uri.replace(/%20/g, '+'), query, form, escapeHtml(value)])].filter((encoded) => encoded !== value);
 }
 
 function escapeHtml(text: string): string {

@@ -200,7 +200,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
         continue;
       }
       if (actions.length > 0 && waitBetweenActions > 0) await sleep(waitBetweenActions, signal).catch(() => throwIfAborted(signal));
-      const pageUrl = variables.redact(session.page.url());
+      const pageUrl = session.recording.secrets.mask(variables.redact(session.page.url()));
       const actionStart = performance.now();
       const result = await toolbox.call(call);
       const action: AgentAction = {
