@@ -75,6 +75,22 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     for (const form of [secret, sent]) expect(JSON.stringify(result)).not.toContain(form);
   });
 
+  it('never shows the model a secret the session met before the run (an earlier act filled it), whose page URL holds it', async () => {
+    const secret = 'earlier horse battery!';
+    await h.session.page.goto(h.site.url('/recording/get-login.html'));
+    const { actions } = await h.session.page.observe();
+    const password = actions.find((action) => /Password/.test(action.description))!;
+    await h.session.page.act({ action: { ...password, arguments: { value: '%pw%' } }, variables: { pw: secret } });
+    await h.session.page.act({ ref: password.ref, method: 'press', arguments: { key: 'Enter' } });
+    h.llm.enqueue({ toolCalls: [{ name: 'done', arguments: { success: true, message: 'Signed in already.' } }] });
+    const result = await h.session.agent(h.config()).execute('Say whether I am signed in.');
+
+    const sent = new URLSearchParams({ v: secret }).toString().slice('v='.length);
+    expect(result.actions[0]!.pageUrl).toContain('password=%25pw%25');
+    for (const request of h.llm.requests) for (const form of [secret, sent]) expect(JSON.stringify(request.body)).not.toContain(form);
+    for (const form of [secret, sent]) expect(JSON.stringify(result)).not.toContain(form);
+  });
+
   it('fills and submits a form inside an iframe', async () => {
     h.llm.enqueue(
       { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/iframe-form.html') } }] },

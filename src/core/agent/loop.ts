@@ -260,7 +260,11 @@ async function observe(session: Session, options: ObserveOptions): Promise<PageS
   const snapshot = await takeSnapshot(session, { iframes: true, domSettleTimeoutMs: STEP_DOM_SETTLE_MS }, { signal: options.signal }).catch(
     (err: unknown) => {
       if (options.signal.aborted) throw cancelledError();
-      return { text: `(The page text could not be read: ${describeToolError(err)})`, url: page.url(), title: '' };
+      return {
+        text: `(The page text could not be read: ${describeToolError(err)})`,
+        url: session.recording.secrets.mask(page.url()),
+        title: '',
+      };
     },
   );
   const screenshot = options.screenshot

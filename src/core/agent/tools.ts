@@ -71,7 +71,8 @@ export const BROWSER_TOOLS = [
         env.config,
         { signal: env.signal },
       );
-      return { text: result ? `Opened ${result.url} (HTTP ${result.status}).` : `Opened ${env.session.page.url()}.` };
+      const opened = result?.url ?? env.session.recording.secrets.mask(env.session.page.url());
+      return { text: result ? `Opened ${opened} (HTTP ${result.status}).` : `Opened ${opened}.` };
     },
   }),
   defineBrowserTool({
