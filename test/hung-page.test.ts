@@ -38,6 +38,21 @@ describe('a page whose script loops forever after it loaded', () => {
     await service.endSession('t', id);
   });
 
+  it('a click at a point whose handler never returns answers timeout within timeoutMs, and the next navigate works', async () => {
+    const id = (await service.startSession('t')).id;
+    await service.navigate('t', id, { url: site.url('/pages/click-loop.html') });
+    const text = (await service.extract('t', id, {})).result as { pageText: string };
+    const [, x, y] = /canvas: \d+x\d+ at (\d+),(\d+)/.exec(text.pageText)!.map(Number);
+    const error = await service
+      .act('t', id, { action: { method: 'click', x: x! + 20, y: y! + 20 }, timeoutMs: 2_000 })
+      .then(() => undefined)
+      .catch((err: unknown) => err);
+    expect(isServiceError(error) && error.code).toBe('timeout');
+    const next = await service.navigate('t', id, { url: site.url('/index.html'), options: { timeout: 20_000 } });
+    expect(next.result).toMatchObject({ status: 200 });
+    await service.endSession('t', id);
+  });
+
   it('a read that times out says how long it really took, not only the bound of its last call', async () => {
     const id = await hungSession();
     const started = performance.now();

@@ -124,6 +124,11 @@ function describeRef(session: Session, ref: string): string {
   return target.name ? `${target.role} ${JSON.stringify(target.name)}` : target.role;
 }
 
+/** The mouse at the step's point, bounded by its timeout: a page stuck in a script never answers an input event. */
+function withMouse(s: Step, use: (mouse: Page['mouse'], at: Point) => Promise<void>): Promise<void> {
+  return bounded(use(s.page.mouse, s.point ?? { x: 0, y: 0 }), s.timeout, `${s.target}: the mouse`);
+}
+
 /** action.x and action.y as a point; one without the other is `invalid_argument`. */
 function pointOf(action: Action): Point | undefined {
   if (action.x === undefined && action.y === undefined) return undefined;
@@ -146,7 +151,7 @@ async function maskIfPassword(s: Step, element: Locator, value: string): Promise
 const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   click: async (s) => {
     const focusedBefore = await focusedValue(s);
-    if (s.point) await s.page.mouse.click(s.point.x, s.point.y, s.args);
+    if (s.point) await withMouse(s, (mouse, at) => mouse.click(at.x, at.y, s.args));
     else await (await s.element()).click({ timeout: s.timeout, ...(s.args as object) });
     await loaded(s.page);
     const focusedAfter = await focusedValue(s);
@@ -155,7 +160,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     return `Clicked ${s.target}.${filled}`;
   },
   dblclick: async (s) => {
-    if (s.point) await s.page.mouse.dblclick(s.point.x, s.point.y, s.args);
+    if (s.point) await withMouse(s, (mouse, at) => mouse.dblclick(at.x, at.y, s.args));
     else await (await s.element()).dblclick({ timeout: s.timeout, ...(s.args as object) });
     await loaded(s.page);
     return `Double-clicked ${s.target}.`;
@@ -194,7 +199,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     return `Unchecked ${s.target}.`;
   },
   hover: async (s) => {
-    if (s.point) await s.page.mouse.move(s.point.x, s.point.y);
+    if (s.point) await withMouse(s, (mouse, at) => mouse.move(at.x, at.y));
     else await (await s.element()).hover({ timeout: s.timeout });
     return `Hovering over ${s.target}.`;
   },
@@ -284,11 +289,13 @@ async function dragTo(s: Step): Promise<string> {
       : `the point (${x}, ${y})`;
   const at = position ? ` at (${position.x}, ${position.y}) in it` : '';
   const end = target ? await pointIn(target, position, s.timeout) : await checkPoint(s.session, { x: x!, y: y! });
-  if (s.point) await s.page.mouse.move(s.point.x, s.point.y);
-  else await (await s.element()).hover({ timeout: s.timeout });
-  await s.page.mouse.down();
-  await s.page.mouse.move(end.x, end.y, { steps: 10 });
-  await s.page.mouse.up();
+  if (!s.point) await (await s.element()).hover({ timeout: s.timeout });
+  await withMouse(s, async (mouse, at) => {
+    if (s.point) await mouse.move(at.x, at.y);
+    await mouse.down();
+    await mouse.move(end.x, end.y, { steps: 10 });
+    await mouse.up();
+  });
   return `Dragged ${s.target} onto ${to}${at}.`;
 }
 

@@ -67,7 +67,13 @@ export async function resolveSelector(session: Session, selector: string, timeou
 
 /** A point inside the viewport, or `invalid_argument` naming the viewport's size. */
 export async function checkPoint(session: Session, point: Point): Promise<Point> {
-  const size = session.page.viewportSize() ?? (await session.page.evaluate(() => ({ width: innerWidth, height: innerHeight })));
+  const size =
+    session.page.viewportSize() ??
+    (await bounded(
+      session.page.evaluate(() => ({ width: innerWidth, height: innerHeight })),
+      DEFAULT_CALL_TIMEOUT_MS,
+      'measuring the viewport',
+    ));
   if (point.x < 0 || point.y < 0 || point.x >= size.width || point.y >= size.height)
     throw new ServiceError(
       'invalid_argument',

@@ -207,24 +207,7 @@ async function listenedElements(cdp: Cdp, worlds: FrameWorlds): Promise<string[]
   for (const listener of listeners)
     if (listener.backendNodeId !== undefined && ACTING_LISTENERS.has(listener.type) && nodes.size < MAX_LISTENED)
       nodes.add(listener.backendNodeId);
-  const objects = await Promise.all(
-    [...nodes].map((backendNodeId) =>
-      cdp
-        .send<{ object: { objectId?: string } }>('DOM.resolveNode', {
-          backendNodeId,
-          executionContextId: worlds.utility,
-          objectGroup: OBJECT_GROUP,
-        })
-        .then(
-          (resolved) => resolved.object.objectId,
-          (err: unknown) => {
-            if (err instanceof ServiceError) throw err;
-            return undefined;
-          },
-        ),
-    ),
-  );
-  return objects.filter((id): id is string => id !== undefined);
+  return inReaderWorld(cdp, worlds, [...nodes]);
 }
 
 /**
@@ -244,8 +227,13 @@ async function closedShadowRoots(cdp: Cdp, worlds: FrameWorlds): Promise<string[
     if (node.contentDocument) walk(node.contentDocument, node.frameId === worlds.frameId);
   };
   walk(root, worlds.top);
+  return inReaderWorld(cdp, worlds, found);
+}
+
+/** Nodes as objects of the reader's world, released with OBJECT_GROUP; one gone meanwhile is left out. */
+async function inReaderWorld(cdp: Cdp, worlds: FrameWorlds, backendNodeIds: number[]): Promise<string[]> {
   const objects = await Promise.all(
-    found.map((backendNodeId) =>
+    backendNodeIds.map((backendNodeId) =>
       cdp
         .send<{ object: { objectId?: string } }>('DOM.resolveNode', {
           backendNodeId,
