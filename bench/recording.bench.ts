@@ -17,7 +17,7 @@ import { chromium, type Page } from 'playwright-core';
 import type { Action, ObservedAction } from '../src/core/act/index.js';
 import { DEFAULT_CHROMIUM_ARGS, findBrowserExecutable } from '../src/core/browser.js';
 import { silentLogger } from '../src/core/logger.js';
-import type { RecordOption } from '../src/core/recording/index.js';
+import type { RecordOption } from '../src/core/sessions.js';
 import { BrowserService } from '../src/core/service.js';
 import { MAX_PAGE_ELEMENTS } from '../src/core/snapshot/size.js';
 import { startSiteServer, type SiteServer } from '../test/fixtures/site-server.js';

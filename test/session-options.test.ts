@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCode, startStdioServer } from './fixtures/mcp-stdio.js';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
@@ -264,5 +265,18 @@ describe('session options', () => {
     expect(() => new BrowserService({ logger: silentLogger(), sessionOptions: { denied: ['proxies'] } })).toThrow(
       /no session option named proxies/,
     );
+  });
+
+  it('recording is an option the operator can deny: --session-options-denied record starts, and record is option_not_allowed', async () => {
+    const server = await startStdioServer(['--session-options-denied', 'record']);
+    try {
+      const refused = await server.call('session_start', { record: true });
+      expect(errorCode(refused)).toBe('option_not_allowed');
+      const plain = await server.call('session_start', {});
+      expect(plain.isError).toBeFalsy();
+      await server.call('session_end', { sessionId: (plain.structuredContent as { id: string }).id });
+    } finally {
+      await server.close();
+    }
   });
 });

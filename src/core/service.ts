@@ -30,7 +30,6 @@ import {
   notRecorded,
   traceOptions,
   type ActionLogEntry,
-  type RecordOption,
   type StepInfo,
 } from './recording/index.js';
 import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
@@ -59,12 +58,8 @@ export interface HostReadiness {
   accepting: boolean;
 }
 
-/** What session_start may ask for. */
-/** What session_start may ask for: the session options, and a recording (docs/recording.md). */
-export type StartSessionOptions = SessionOptions & {
-  /** Record a Playwright trace of the session (docs/recording.md). */
-  record?: RecordOption;
-};
+/** What session_start may ask for: the session options, a recording among them (docs/recording.md). */
+export type StartSessionOptions = SessionOptions;
 
 /** A session's action log: the kept entries, oldest first, and how many older ones were dropped. */
 export interface ActionLogPage {
@@ -142,12 +137,11 @@ export class BrowserService {
    * `record` it is traced (src/core/recording).
    */
   async startSession(owner: string, options: StartSessionOptions = {}): Promise<SessionInfo> {
-    const { record, ...sessionOptions } = options;
-    const { storageState, profile } = await this.profiles.initial(owner, sessionOptions);
-    const session = await this.sessions.start(owner, sessionOptions, { storageState });
+    const { storageState, profile } = await this.profiles.initial(owner, options);
+    const session = await this.sessions.start(owner, options, { storageState });
     this.profiles.startedFrom(session, profile);
     session.onClose(() => this.retained.sessionEnding(session.id, owner, session.recording));
-    const trace = traceOptions(record);
+    const trace = traceOptions(options.record);
     if (trace) {
       try {
         session.recording.trace = await TraceRecorder.start(session.context, trace, 'browser-session-mcp');

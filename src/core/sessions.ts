@@ -8,6 +8,7 @@ export { SessionRegistry, newSessionId, sessionInstance, type SessionRegistryOpt
 export { FrameInfoSchema, Session, SessionInfoSchema, type SessionInfo, type SessionInit } from './session/session.js';
 export { FeatureState, stateKey, type StateKey } from './session/state.js';
 export {
+  RecordOption,
   SessionOptions,
   SESSION_OPTION_NAMES,
   checkOptionRules,

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { RecordOption } from '../recording/index.js';
 import { SessionInfoSchema, SessionOptions } from '../sessions.js';
 import { EndSessionRequest } from '../state/index.js';
 import { defineOperation } from './define.js';
@@ -13,7 +12,7 @@ export const sessionStart = defineOperation({
   description:
     'Start an isolated browser session (own cookies and storage, at about:blank). Pass its id as sessionId to the other tools; end it with session_end (idle sessions expire).',
   summary: 'Start an isolated browser session (its own cookies, storage and page, at about:blank).',
-  input: SessionOptions.extend({ record: RecordOption.optional() }).strict(),
+  input: SessionOptions,
   output: SessionInfoSchema,
   kind: 'action',
   session: false,

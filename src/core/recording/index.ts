@@ -1,5 +1,5 @@
 export { ActionLogEntrySchema, MAX_LOG_ENTRIES, type ActionLogEntry } from './log.js';
-export { RecordOption, SessionRecording, notRecorded, traceOptions, type StepInfo } from './recording.js';
+export { SessionRecording, notRecorded, traceOptions, type StepInfo } from './recording.js';
 export { SessionSecrets } from './secrets.js';
 export { RetainedRecordings } from './store.js';
 export { TraceRecorder, type TraceOptions } from './trace.js';

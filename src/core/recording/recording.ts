@@ -1,14 +1,10 @@
-import { z } from 'zod';
+import type { RecordOption } from '../session/options.js';
 import { ServiceError } from '../errors.js';
 import { ActionLog, type ActionLogEntry } from './log.js';
 import { SessionSecrets, withoutCredentials } from './secrets.js';
 import type { TraceOptions, TraceRecorder } from './trace.js';
 
 /** `true`: screenshots and DOM snapshots; each part defaults to on but video (docs/recording.md). */
-export const RecordOption = z
-  .union([z.boolean(), z.object({ screenshots: z.boolean(), snapshots: z.boolean(), video: z.boolean() }).partial().strict()])
-  .describe('Record a Playwright trace (true: screenshots+snapshots).');
-export type RecordOption = z.infer<typeof RecordOption>;
 
 /** The trace options `record` asks for, or undefined for no trace. */
 export function traceOptions(record: RecordOption | undefined): TraceOptions | undefined {

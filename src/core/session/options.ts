@@ -8,6 +8,12 @@ import { UrlGlob } from './url-glob.js';
  * session's context is created. Fields added by other features (storage state, recording) go in this object too.
  */
 
+/** session_start's `record`: a Playwright trace of the session (true: screenshots and DOM snapshots). */
+export const RecordOption = z
+  .union([z.boolean(), z.object({ screenshots: z.boolean(), snapshots: z.boolean(), video: z.boolean() }).partial().strict()])
+  .describe('Record a Playwright trace (true: screenshots+snapshots).');
+export type RecordOption = z.infer<typeof RecordOption>;
+
 export const MIN_VIEWPORT = 200;
 export const MAX_VIEWPORT = 4096;
 /** The shortest idle timeout a session may ask for; the longest is the server's --session-idle-timeout. */
@@ -189,6 +195,8 @@ export const SessionOptions = z
     // profile name (kept out of the schema: tools/list tokens) and loads the profile before the context starts.
     storageState: z.unknown().optional().describe('Playwright storage state'),
     profile: text(64).optional().describe('saved profile name'),
+    // A recording (src/core/recording, docs/recording.md) is an option like the others: the operator may deny it.
+    record: RecordOption.optional(),
   })
   .strict();
 export type SessionOptions = z.infer<typeof SessionOptions>;
