@@ -4,11 +4,14 @@ import { findBrowserExecutable, HOW_TO_GET_A_BROWSER, type BrowserDiscovery } fr
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { DEFAULTS, type ProfilesConfig } from './core/config.js';
+import { DEFAULT_OUTBOUND_TIMEOUT_MS } from './core/egress/index.js';
 import { firstLine } from './core/hosts/host.js';
 import { launchLocal } from './core/hosts/local.js';
 import { checkEndpoint, publicEndpoint, type RemoteLaunchOptions } from './core/hosts/remote.js';
+import { LIVE_DEFAULTS } from './core/live/index.js';
 import { createLogger, silentLogger } from './core/logger.js';
 import { BrowserService } from './core/service.js';
+import { MCP_SESSION_DEFAULTS } from './http/mcp-limits.js';
 import { serveStdio } from './mcp/stdio.js';
 import { VERSION } from './version.js';
 
@@ -99,9 +102,17 @@ const program = new Command()
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
   .option('--max-sessions-per-key <n>', 'most sessions one API key may hold at once (default: --max-sessions)', positiveInt)
   .option('--session-idle-timeout <ms>', 'end a session after this long unused', positiveInt, DEFAULTS.sessionIdleTimeoutMs)
-  .option('--max-mcp-sessions <n>', 'most MCP sessions open at /mcp at once (default 1000)', positiveInt)
-  .option('--max-mcp-sessions-per-key <n>', 'most MCP sessions one API key may hold at /mcp (default 100)', positiveInt)
-  .option('--mcp-session-idle-timeout <ms>', 'close an MCP session at /mcp after this long unused (default 300000)', positiveInt)
+  .option('--max-mcp-sessions <n>', `most MCP sessions open at /mcp at once (default ${MCP_SESSION_DEFAULTS.maxSessions})`, positiveInt)
+  .option(
+    '--max-mcp-sessions-per-key <n>',
+    `most MCP sessions one API key may hold at /mcp (default ${MCP_SESSION_DEFAULTS.maxSessionsPerKey})`,
+    positiveInt,
+  )
+  .option(
+    '--mcp-session-idle-timeout <ms>',
+    `close an MCP session at /mcp after this long unused (default ${MCP_SESSION_DEFAULTS.idleTimeoutMs})`,
+    positiveInt,
+  )
   .option(
     '--recording-retention <ms>',
     "keep an ended session's recording and action log this long (default 0: gone at the end)",
@@ -116,7 +127,12 @@ const program = new Command()
     ).choices(['public', 'all']),
   )
   .option('--egress-allow <target>', 'HOST[:PORT], IP[:PORT] or CIDR opened despite --egress-policy public (repeatable)', collect, [])
-  .option('--outbound-timeout <ms>', "connect and response-header bound of the server's own outbound requests", positiveInt, 15_000)
+  .option(
+    '--outbound-timeout <ms>',
+    "connect and response-header bound of the server's own outbound requests",
+    positiveInt,
+    DEFAULT_OUTBOUND_TIMEOUT_MS,
+  )
   .option('--session-options-allowed <names>', 'comma-separated session_start options callers may use (default: all)', list)
   .option(
     '--session-options-denied <names>',
@@ -151,7 +167,12 @@ const program = new Command()
   .option('--live-view-public-url <url>', 'base URL people open live views at, when the server is behind a proxy')
   .option('--live-view-host <host>', 'stdio mode: address of the live-view listener', '127.0.0.1')
   .option('--live-view-port <n>', 'stdio mode: port of the live-view listener (default: a free one)', positiveInt, 0)
-  .option('--ask-human-timeout <ms>', "how long the agent's ask_human waits for a person to press Done", positiveInt, 600_000)
+  .option(
+    '--ask-human-timeout <ms>',
+    "how long the agent's ask_human waits for a person to press Done",
+    positiveInt,
+    LIVE_DEFAULTS.askHumanTimeoutMs,
+  )
   .option('--check-browser', 'start the browser that would be used, print it and its version, then exit (1 when it does not start)', false)
   .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL').default('info'));
 

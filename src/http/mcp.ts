@@ -11,6 +11,7 @@ import { cancelOnDrop } from './mcp-cancel.js';
 import { MemoryEventStore } from './event-store.js';
 import { remoteOperations } from './mcp-forward.js';
 import type { Peers } from './peers.js';
+import type { McpSessionLimits } from './mcp-limits.js';
 
 interface McpSession {
   transport: StreamableHTTPServerTransport;
@@ -30,15 +31,6 @@ const RESUME_GRACE_MS = 3 * RETRY_MS;
 
 /** JSON-RPC error codes the /mcp endpoint answers with before a request reaches the MCP server. */
 const RPC = { parseError: -32700, invalidRequest: -32600, sessionNotFound: -32001, sessionLimit: -32002 } as const;
-
-/** How many MCP sessions may exist and how long an unused one lives. */
-export interface McpSessionLimits {
-  idleTimeoutMs: number;
-  maxSessions: number;
-  maxSessionsPerKey: number;
-}
-
-export const MCP_SESSION_DEFAULTS: McpSessionLimits = { idleTimeoutMs: 5 * 60_000, maxSessions: 1_000, maxSessionsPerKey: 100 };
 
 /**
  * MCP streamable HTTP at /mcp, stateful: `initialize` creates an MCP session (its id in Mcp-Session-Id) with its

@@ -1,14 +1,8 @@
-import { z } from 'zod';
-import { ScreenshotRequest } from '../act/index.js';
+import { ScreenshotInfo, ScreenshotRequest } from '../act/index.js';
 import { defineOperation, type BinaryResult } from './define.js';
 
 /** The JSON part of a screenshot; the image travels as bytes (REST) or an image block (MCP). */
-const ScreenshotOutput = z.object({
-  mimeType: z.enum(['image/png', 'image/jpeg']),
-  width: z.number().int(),
-  height: z.number().int(),
-  bytes: z.number().int(),
-});
+const ScreenshotOutput = ScreenshotInfo.pick({ mimeType: true, width: true, height: true, bytes: true });
 
 export const screenshotOperation = defineOperation({
   name: 'screenshot',
