@@ -248,7 +248,7 @@ export class Renderer {
   private mark(node: PageNode): string {
     if (node.props?.clickable !== true || node.elementId === undefined) return '';
     const ref = `${this.refPrefix}${this.numbers.of(node.elementId)}`;
-    this.refs.set(ref, { role: node.role, name: clean(node.name) || clean(subtreeText(node)).slice(0, 80), elementId: node.elementId });
+    this.refs.set(ref, { role: node.role, name: clean(node.name) || clean(spacedText(node)).slice(0, 80), elementId: node.elementId });
     return `[${ref}] `;
   }
 
