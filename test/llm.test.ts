@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../src/core/errors.js';
+import { createRequire } from 'node:module';
+import { imageSize } from '../src/core/act/index.js';
+import { LOW_DETAIL_SIDE } from '../src/core/llm/images.js';
 import { createLLMClient, resolveModel } from '../src/core/llm/index.js';
+import { plainMessages, toolMessages } from '../src/mcp/sampling-messages.js';
 import { toStrictSchema } from '../src/core/llm/strict-schema.js';
 import type { ChatMessage } from '../src/core/llm/types.js';
 import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
@@ -160,7 +164,7 @@ describe('OpenAI adapter through the openai SDK', () => {
       { type: 'function', function: { name: 'click', description: 'Click an element', parameters: tools[0]!.inputSchema } },
     ]);
     expect(body.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'user']);
-    expect(body.messages[1].content[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } });
+    expect(body.messages[1].content[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}`, detail: 'low' } });
     expect(body.messages[2].tool_calls[0]).toEqual({ id: 'c1', type: 'function', function: { name: 'click', arguments: '{"ref":"0-4"}' } });
     expect(body.messages[3]).toEqual({ role: 'tool', tool_call_id: 'c1', content: 'clicked' });
     expect(body.messages[5].content[1].image_url.url).toContain('base64,');
@@ -349,5 +353,55 @@ describe('Anthropic adapter through @anthropic-ai/sdk', () => {
     const error = await rejection(client().chat({ messages: [{ role: 'user', content: 'x' }] }));
     expect(error.message).toMatch(/ANTHROPIC_API_KEY/);
     expect(error.message).not.toContain(ANTHROPIC_KEY);
+  });
+});
+
+describe('screenshots at low detail (a page overview beside its text)', () => {
+  /** A 1280x800 JPEG of stripes, the size of the agent's viewport screenshot. */
+  const screenshot = (() => {
+    const { jpegjs } = createRequire(import.meta.url)('playwright-core/lib/utilsBundle') as {
+      jpegjs: { encode(image: { width: number; height: number; data: Buffer }, quality: number): { data: Buffer } };
+    };
+    const [width, height] = [1280, 800];
+    const data = Buffer.alloc(width * height * 4, 255);
+    for (let i = 0; i < width * height; i++) if (Math.floor(i / 40) % 2) data.fill(20, i * 4, i * 4 + 3);
+    return jpegjs.encode({ width, height, data }, 50).data.toString('base64');
+  })();
+  const page = (detail?: 'low' | 'high'): ChatMessage[] => [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Page state' },
+        { type: 'image', mediaType: 'image/jpeg', data: screenshot, ...(detail ? { detail } : {}) },
+      ],
+    },
+  ];
+  const sizeOf = (base64: string) => imageSize(Buffer.from(base64, 'base64'));
+
+  it('asks OpenAI for detail "low" (85 tokens instead of 1,105 for 1280x800), "high" only when the part says so', async () => {
+    const client = createLLMClient(resolveModel('openai/gpt-4.1-mini', { maxRetries: 0 }, { env }));
+    fake.enqueue({ text: 'ok' }, { text: 'ok' });
+    await client.chat({ messages: page() });
+    await client.chat({ messages: page('high') });
+    expect(fake.requests[0]!.body.messages[0].content[1].image_url).toEqual({ url: `data:image/jpeg;base64,${screenshot}`, detail: 'low' });
+    expect(fake.requests[1]!.body.messages[0].content[1].image_url.detail).toBe('high');
+  });
+
+  it('sends Anthropic a JPEG downscaled to 512 px on its long side (about 219 tokens instead of 1,366)', async () => {
+    const client = createLLMClient(resolveModel('anthropic/claude-sonnet-4-6', { maxRetries: 0 }, { env }));
+    fake.enqueue({ text: 'ok' }, { text: 'ok' });
+    await client.chat({ messages: page() });
+    await client.chat({ messages: page('high') });
+    const sent = fake.requests[0]!.body.messages[0].content[1].source;
+    expect(sent.media_type).toBe('image/jpeg');
+    expect(sizeOf(sent.data)).toEqual({ width: LOW_DETAIL_SIDE, height: 320 });
+    expect(sizeOf(fake.requests[1]!.body.messages[0].content[1].source.data)).toEqual({ width: 1280, height: 800 });
+  });
+
+  it('sends an MCP client the same downscaled image through sampling', () => {
+    for (const messages of [toolMessages(page()), plainMessages(page())]) {
+      const image = JSON.stringify(messages).match(/"type":"image","data":"([^"]+)"/)![1]!;
+      expect(sizeOf(image)).toEqual({ width: LOW_DETAIL_SIDE, height: 320 });
+    }
   });
 });

@@ -1,5 +1,6 @@
 import type { SamplingMessage, SamplingMessageContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { lowDetailImage } from '../core/llm/images.js';
 import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../core/llm/types.js';
 
 /**
@@ -9,8 +10,11 @@ import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../core/llm/t
 
 type Block = Extract<SamplingMessageContentBlock, { type: 'text' | 'image' }>;
 
+/** The client's model is billed by its own provider, most by pixels: a low-detail image goes downscaled. */
 function toBlock(part: ContentPart): Block {
-  return part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image', data: part.data, mimeType: part.mediaType };
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  const image = lowDetailImage(part);
+  return { type: 'image', data: image.data, mimeType: image.mediaType };
 }
 
 function blocksOf(content: string | ContentPart[]): Block[] {

@@ -22,6 +22,7 @@ import type {
   StructuredRequest,
   StructuredResponse,
 } from './types.js';
+import { lowDetailImage } from './images.js';
 
 /** Messages requires max_tokens; large enough for long extractions. */
 const DEFAULT_MAX_TOKENS = 8192;
@@ -175,10 +176,11 @@ export function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
   return out;
 }
 
+/** Anthropic has no detail setting and bills by pixels: a low-detail image is downscaled before it is sent. */
 function toAnthropicPart(part: ContentPart): TextBlockParam | ImageBlockParam {
-  return part.type === 'text'
-    ? { type: 'text', text: part.text }
-    : { type: 'image', source: { type: 'base64', media_type: part.mediaType, data: part.data } };
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  const image = lowDetailImage(part);
+  return { type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } };
 }
 
 function usageOf(message: Message, ms: number): Usage {

@@ -184,7 +184,7 @@ export function toOpenAIMessages(system: string | undefined, messages: ChatMessa
 function toOpenAIPart(part: ContentPart): ChatCompletionContentPart {
   return part.type === 'text'
     ? { type: 'text', text: part.text }
-    : { type: 'image_url', image_url: { url: `data:${part.mediaType};base64,${part.data}` } };
+    : { type: 'image_url', image_url: { url: `data:${part.mediaType};base64,${part.data}`, detail: part.detail ?? 'low' } };
 }
 
 function usageOf(completion: ChatCompletion, ms: number): Usage {

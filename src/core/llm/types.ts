@@ -16,7 +16,15 @@ export interface ModelSpec {
   fetch?: typeof fetch;
 }
 
-export type ContentPart = { type: 'text'; text: string } | { type: 'image'; mediaType: 'image/png' | 'image/jpeg'; data: string };
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | {
+      type: 'image';
+      mediaType: 'image/png' | 'image/jpeg';
+      data: string;
+      /** "low" (the default): sent at about 512 px (images.ts), an overview beside the page text; "high": as it is. */
+      detail?: 'low' | 'high';
+    };
 
 export interface ToolCall {
   id: string;
