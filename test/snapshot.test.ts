@@ -28,6 +28,7 @@ const GOLDEN_PAGES = [
   'pricing',
   'comments',
   'rtl',
+  'meta',
 ];
 
 describe('page text (takeSnapshot, resolveRef)', () => {

@@ -6,6 +6,7 @@ import type { Session } from '../sessions.js';
 import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from './cdp.js';
 import { compactLines } from './compact.js';
 import { rememberRead } from './last-read.js';
+import { metaLine } from './meta.js';
 import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
 import { readFrame } from './read.js';
 import { elementRef, MAIN_REF_FRAME, REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
@@ -71,7 +72,9 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const page = session.page;
   const cdp = await pageSession(session.watched, callTimeoutMs);
   if (options.iframes) await stampFrames(session, callTimeoutMs);
-  const read = await readFrame(cdp, undefined, options.selector === undefined ? undefined : xpathOf(options.selector));
+  // A whole-page read begins with the page's metadata (meta.ts); a selector asks for one part of the page.
+  const xpath = options.selector === undefined ? undefined : xpathOf(options.selector);
+  const read = await readFrame(cdp, undefined, xpath, xpath === undefined);
   throwIfAborted(ctx.signal);
   const mainId = session.frameId(page.mainFrame());
   // Main-frame refs are bare numbers ("12", one o200k token) unless iframe content is inlined beside them ("0-12", "1-3").
@@ -104,9 +107,11 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const mask = (text: string) => session.recording.secrets.mask(text);
   const refs = new Map<string, ElementRef>();
   for (const target of targets.values()) refs.set(target.ref, maskedRef(elementRef(target), mask));
-  const text = mask(compactLines(flatten(renderer.lines)).join('\n'));
   // The remembered URL stays raw: act compares it with the page's own.
   const url = page.url();
+  const body = compactLines(flatten(renderer.lines)).join('\n');
+  const meta = metaLine(read.meta, { url, title: read.title, text: body });
+  const text = mask(meta ? `${meta}\n${body}` : body);
   if (options.selector === undefined) rememberRead(session, { text, url, document: read.document, iframes: options.iframes ?? false });
   return { text, refs, url: mask(url), title: mask(read.title) };
 }

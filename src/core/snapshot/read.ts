@@ -4,6 +4,7 @@ import type { PageNode } from './tree.js';
 import type { CDPSession } from 'playwright-core';
 import type { Cdp } from './cdp.js';
 import { INTERACTIVE, type HiddenText } from './render.js';
+import { pageMeta, type PageMeta } from './meta.js';
 import { MAX_PAGE_ELEMENTS, pageTooLarge } from './size.js';
 import { WALKER_SOURCE, WALKER_STATE_KEY, type WalkNode, type WalkOptions, type WalkResult } from './walker.js';
 
@@ -13,6 +14,8 @@ const UTILITY_WORLD_PREFIX = '__playwright_utility_world_';
 export const FRAME_ATTRIBUTE = 'data-bsm-frame';
 /** Most aria-hidden regions per frame whose on-screen text is read. */
 const MAX_HIDDEN_REGIONS = 100;
+/** Most `<time datetime>` values shown per frame (a feed's hundred timestamps stay affordable). */
+const MAX_TIMES = 100;
 const OBJECT_GROUP = 'bsm-pagetext';
 const OWN_WORLD = 'bsm_pagetext';
 /** Deepest element read as structure: real pages nest a few dozen levels; the walk is recursive (docs/pagetext.md). */
@@ -85,23 +88,26 @@ export interface FrameRead {
   /** Iframe elements' `data-bsm-frame` stamps, by element id. */
   frameStamps: Map<number, string>;
   worlds: FrameWorlds;
+  /** What the document says about itself (read when asked for). */
+  meta?: PageMeta;
 }
 
 /**
  * Reads one frame (the session's top frame when `cdpFrameId` is undefined) with the in-page reader; `xpath` limits it
- * to one element's subtree. Refuses a page (or part) over MAX_PAGE_ELEMENTS with `page_too_large`.
+ * to one element's subtree, `meta` reads the document's metadata beside it. Refuses a page (or part) over
+ * MAX_PAGE_ELEMENTS with `page_too_large`.
  */
-export async function readFrame(cdp: Cdp, cdpFrameId: string | undefined, xpath?: string): Promise<FrameRead> {
+export async function readFrame(cdp: Cdp, cdpFrameId: string | undefined, xpath?: string, meta = false): Promise<FrameRead> {
   try {
-    return await readOnce(cdp, await frameWorlds(cdp, cdpFrameId), xpath);
+    return await readOnce(cdp, await frameWorlds(cdp, cdpFrameId), xpath, meta);
   } catch (err) {
     // The document went (a navigation since its worlds were found): once more, in the new one.
     if (!isStaleWorld(err)) throw err;
-    return readOnce(cdp, await frameWorlds(cdp, cdpFrameId, true), xpath);
+    return readOnce(cdp, await frameWorlds(cdp, cdpFrameId, true), xpath, meta);
   }
 }
 
-async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<FrameRead> {
+async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath: string | undefined, withMeta: boolean): Promise<FrameRead> {
   if (worlds.utility === undefined) {
     // Playwright makes its utility world in every frame; should one be missing, the reader gets a world of its own.
     const made = await cdp.send<{ executionContextId: number }>('Page.createIsolatedWorld', {
@@ -114,6 +120,7 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<
     xpath,
     maxElements: MAX_PAGE_ELEMENTS,
     maxHidden: MAX_HIDDEN_REGIONS,
+    maxTimes: MAX_TIMES,
     maxDepth: MAX_DEPTH,
     frameAttribute: FRAME_ATTRIBUTE,
     interactiveRoles: [...INTERACTIVE],
@@ -121,7 +128,8 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<
   };
   const listened = await listenedElements(cdp, worlds);
   // Whether the page made a closed shadow root is asked beside the read; only then is it read again with those roots.
-  const [first, closedShadow] = await Promise.all([
+  // The metadata is asked beside it too: its failure never costs the page text.
+  const [first, closedShadow, meta] = await Promise.all([
     walk(cdp, worlds, options, listened),
     worlds.main === undefined
       ? false
@@ -132,6 +140,7 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<
             returnByValue: true,
           })
           .then((asked) => asked.result.value === true),
+    withMeta ? pageMeta(cdp, worlds).catch(() => undefined) : undefined,
   ]);
   let result = first;
   try {
@@ -148,7 +157,7 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath?: string): Promise<
       throw new ServiceError('selector_not_found', `The selector ${JSON.stringify(xpath)} matches nothing on the page.`);
     throw new ServiceError('invalid_argument', `selector is not a valid XPath: ${result.message}`);
   }
-  return { ...toTree(result.root), document: result.doc, title: result.title, worlds };
+  return { ...toTree(result.root), document: result.doc, title: result.title, worlds, ...(meta ? { meta } : {}) };
 }
 
 /**
@@ -262,7 +271,7 @@ interface DomNode {
 }
 
 /** The reader's answer as the tree the renderer walks, with what it needs beside it gathered on the way. */
-function toTree(top: WalkNode): Omit<FrameRead, 'document' | 'title' | 'worlds'> {
+function toTree(top: WalkNode): Omit<FrameRead, 'document' | 'title' | 'worlds' | 'meta'> {
   const hidden = new Map<number, HiddenText>();
   const passwords = new Set<number>();
   const frameStamps = new Map<number, string>();

@@ -38,6 +38,8 @@ export interface WalkOptions {
   maxElements: number;
   /** Most aria-hidden regions whose on-screen text is read. */
   maxHidden: number;
+  /** Most `<time datetime>` values shown after their time's text. */
+  maxTimes: number;
   /** Deepest element read as structure; deeper ones give their text alone. */
   maxDepth: number;
   /** Attribute naming an iframe's frame id (stamped by the server when iframes are read). */
@@ -296,6 +298,7 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
   };
   const MATHML = 'http://www.w3.org/1998/Math/MathML';
   let hiddenLeft = options.maxHidden;
+  let timesLeft = options.maxTimes;
 
   const collapse = (text: string) => text.replace(/[ \t\n\r\f]+/g, ' ');
   const clean = (text: string) => collapse(text).trim();
@@ -636,6 +639,18 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     return { r: 'MenuListPopup', c };
   };
 
+  /**
+   * A `<time>`'s datetime attribute when it says more than the words shown: zero seconds and fractions are dropped
+   * (`2024-03-14T09:30Z`); a value the words already hold, or longer than any date-time, is not repeated.
+   */
+  const datetimeOf = (el: Element, words: string): string => {
+    const raw = clean(el.getAttribute('datetime') ?? '');
+    const shown = clean(words);
+    if (!raw || raw.length > 40 || !shown) return '';
+    const short = raw.replace(/(T\d\d:\d\d)(?::00)?(?:\.\d+)?(?=Z|[+-]\d|$)/, '$1').replace(/(T\d\d:\d\d:\d\d)\.\d+/, '$1');
+    return shown.includes(raw) || shown.includes(short) ? '' : short;
+  };
+
   /** The content text of nodes already read, for a name from content. */
   const readText = (nodes: Array<WalkNode | string>): string => {
     let out = '';
@@ -757,6 +772,14 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
       if (role === 'combobox') c.push(selectPopup(el as HTMLSelectElement));
       else visitChildren(el, shadow, inner, c);
     } else if (tag !== 'input' && tag !== 'textarea' && tag !== 'img' && role !== 'image') visitChildren(el, shadow, inner, c);
+    // A time's machine-readable value follows its words (`March 14, 2024 (2024-03-14)`), unless it names a control.
+    if (tag === 'time' && !inner.control && timesLeft > 0) {
+      const stamp = datetimeOf(el, readText(c));
+      if (stamp) {
+        timesLeft--;
+        c.push(` (${stamp})`);
+      }
+    }
     const result: WalkNode = { r: role };
     const actionable = INTERACTIVE.has(role) || focusable || clickable;
     if (NAMED.has(role) || focusable || clickable) {
