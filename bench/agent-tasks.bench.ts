@@ -121,7 +121,7 @@ export async function run(): Promise<void> {
       tasks,
     );
     printReports(
-      `Agent on task suites: ${model}${scripted ? ' (scripted, fake server)' : ''}; prompt tokens counted from request bodies (o200k text, OpenAI image rule)`,
+      `Agent on task suites: ${model}${scripted ? ' (scripted, fake server)' : ''}; prompt tokens counted from request bodies (OpenAI's counting rules, images included)`,
       reports,
     );
   } finally {

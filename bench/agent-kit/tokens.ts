@@ -3,21 +3,10 @@
  * fake model server reports fixed numbers, and OpenAI-compatible servers count images their own way): messages and
  * tools by OpenAI's published counting in o200k tokens (src/core/tokens.ts), each image by the provider's published rule.
  */
+import { imageSize } from '../../src/core/llm/images.js';
 import { countTokens } from '../../src/core/tokens.js';
 
-/** Width and height of a base64 PNG or JPEG, from its header. */
-export function imageSize(base64: string): { width: number; height: number } {
-  const bytes = Buffer.from(base64.slice(0, 64 * 1024), 'base64');
-  if (bytes.length >= 24 && bytes.readUInt32BE(0) === 0x89504e47) return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
-  for (let i = 2; i + 9 < bytes.length;) {
-    if (bytes[i] !== 0xff) break;
-    const marker = bytes[i + 1]!;
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
-      return { height: bytes.readUInt16BE(i + 5), width: bytes.readUInt16BE(i + 7) };
-    i += 2 + bytes.readUInt16BE(i + 2);
-  }
-  throw new Error('not a PNG or JPEG');
-}
+const sizeOf = (base64: string) => imageSize(Buffer.from(base64, 'base64')) ?? { width: 512, height: 512 };
 
 /**
  * OpenAI (GPT-4o family): 85 tokens at detail "low"; at "high" (or "auto", counted as high) the image is fit in 2048²,
@@ -61,7 +50,7 @@ export function chatBodyTokens(body: any): BodyTokens {
         if (part.type === 'text') counted.messages += countTokens(part.text ?? '');
         else if (part.type === 'image_url') {
           const url: string = part.image_url?.url ?? '';
-          const { width, height } = url.startsWith('data:') ? imageSize(url.slice(url.indexOf(',') + 1)) : { width: 512, height: 512 };
+          const { width, height } = url.startsWith('data:') ? sizeOf(url.slice(url.indexOf(',') + 1)) : { width: 512, height: 512 };
           counted.images += openaiImageTokens(width, height, part.image_url?.detail);
           counted.imageCount++;
         }

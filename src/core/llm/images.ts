@@ -38,8 +38,11 @@ export function lowDetailImage(part: ImagePart, maxSide = LOW_DETAIL_SIDE): Imag
   if (cached) return cached;
   let result = part;
   try {
-    codecs ??= createRequire(import.meta.url)('playwright-core/lib/utilsBundle') as Codecs;
     const bytes = Buffer.from(part.data, 'base64');
+    const size = imageSize(bytes);
+    // Decoding costs 100-300 ms of CPU for a viewport: an image already small enough is not decoded at all.
+    if (size && Math.max(size.width, size.height) <= maxSide) return part;
+    codecs ??= createRequire(import.meta.url)('playwright-core/lib/utilsBundle') as Codecs;
     const source =
       part.mediaType === 'image/png'
         ? codecs.PNG.sync.read(bytes)
@@ -88,4 +91,18 @@ function shrink(source: Bitmap, width: number, height: number): Bitmap {
     }
   }
   return { width, height, data };
+}
+
+/** Width and height from a PNG (IHDR) or JPEG (SOF marker) header, or undefined for anything else. */
+export function imageSize(image: Buffer): { width: number; height: number } | undefined {
+  if (image.length >= 24 && image.readUInt32BE(0) === 0x89504e47) return { width: image.readUInt32BE(16), height: image.readUInt32BE(20) };
+  for (let i = 2; i + 9 < image.length;) {
+    if (image[i] !== 0xff) return undefined;
+    const marker = image[i + 1]!;
+    // SOF0-SOF15 carry the frame size, except DHT (C4), JPG (C8) and DAC (CC).
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
+      return { height: image.readUInt16BE(i + 5), width: image.readUInt16BE(i + 7) };
+    i += 2 + image.readUInt16BE(i + 2);
+  }
+  return undefined;
 }
