@@ -640,15 +640,19 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
   };
 
   /**
-   * A `<time>`'s datetime attribute when it says more than the words shown: zero seconds and fractions are dropped
-   * (`2024-03-14T09:30Z`); a value the words already hold, or longer than any date-time, is not repeated.
+   * A `<time>`'s datetime attribute when it says more than the words shown (`3 hours ago`, `Friday`, `03/04/2024`),
+   * with zero seconds and fractions dropped (`2024-03-14T09:30Z`). Words that hold the value itself, or its year
+   * beside a month's name (and the time of day when the value has one: `Jun 7, 2023, 8:54 PM`), need no repeating.
    */
   const datetimeOf = (el: Element, words: string): string => {
     const raw = clean(el.getAttribute('datetime') ?? '');
     const shown = clean(words);
     if (!raw || raw.length > 40 || !shown) return '';
     const short = raw.replace(/(T\d\d:\d\d)(?::00)?(?:\.\d+)?(?=Z|[+-]\d|$)/, '$1').replace(/(T\d\d:\d\d:\d\d)\.\d+/, '$1');
-    return shown.includes(raw) || shown.includes(short) ? '' : short;
+    if (shown.includes(raw) || shown.includes(short)) return '';
+    const year = /^\d{4}/.exec(raw)?.[0];
+    const spelled = year !== undefined && shown.includes(year) && /\p{L}{3}/u.test(shown);
+    return spelled && (!/T\d/.test(raw) || /\d:\d\d/.test(shown)) ? '' : short;
   };
 
   /** The content text of nodes already read, for a name from content. */
@@ -890,6 +894,8 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     const row = el.parentElement?.closest('li, tr, [role=row], [role=listitem], [role=option], [role=treeitem]');
     if (row) return clean(textOf(row, el)).slice(0, 120);
     for (let box = el.parentElement, up = 0; box && up < 2 && box !== document.body; box = box.parentElement, up++) {
+      // A container holding other controls is a form, not a row: its words (another field's value, a Submit) are not this one's.
+      if (Array.from(box.querySelectorAll(CONTROLS)).some((other) => other !== el && !el.contains(other))) return '';
       const words = clean(textOf(box, el));
       if (words) return words.length <= 120 ? words : '';
     }
