@@ -45,6 +45,7 @@ export interface KitRun {
 
 export async function runTask(run: KitRun, task: KitTask): Promise<KitReport> {
   run.models.reset();
+  run.models.label = task.name;
   run.prepare?.(task);
   const session = await run.lib.startSession();
   let result: AgentResult | undefined;

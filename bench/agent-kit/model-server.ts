@@ -24,6 +24,8 @@ export interface ModelServer {
   requests: unknown[];
   /** Set when a relay answer did not come in time: the person has gone, later tasks should not start. */
   abandoned: boolean;
+  /** The task now running, named in the relay's log lines. */
+  label: string;
   reset(): void;
   close(): Promise<void>;
 }
@@ -63,7 +65,10 @@ export async function startModelServer(backend: ModelBackend): Promise<ModelServ
     const n = ++sequence;
     const answerFile = join(dir, `answer-${n}.json`);
     writeFileSync(join(dir, `request-${n}.json`), `${JSON.stringify(body, null, 2)}\n`);
-    log(`relay: wrote ${join(dir, `request-${n}.json`)}; waiting up to ${Math.round(timeoutMs / 1000)} s for ${answerFile}`);
+    log(
+      `relay${models.label ? ` (${models.label})` : ''}: wrote ${join(dir, `request-${n}.json`)}; waiting up to ${Math.round(timeoutMs / 1000)} s for ${answerFile}` +
+        (n === 1 ? ' (a Chat Completions body, or {"content": "...", "tool_calls": [{"name": "...", "arguments": {...}}]})' : ''),
+    );
     const answer = await waitForFile(answerFile, timeoutMs, pollMs, res);
     if (answer === undefined) {
       if (!res.destroyed) {
@@ -110,6 +115,7 @@ export async function startModelServer(backend: ModelBackend): Promise<ModelServ
     baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     requests: [],
     abandoned: false,
+    label: '',
     reset: () => void (models.requests.length = 0),
     close: () =>
       new Promise<void>((resolve) => {
