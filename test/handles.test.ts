@@ -130,6 +130,17 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     expect((await rejection(session.page.act({ x: 10, y: 10, method: 'fill', arguments: { value: 'a' } }))).code).toBe('invalid_argument');
   });
 
+  it('shows lines that only changed places (a list reordered) as the run before and after', async () => {
+    const text = await open();
+    const reversed = await session.page.act({ ref: refOf(text, /button: Reverse/), method: 'click' });
+    // (The click scrolled the button into view: the canvas line says where the canvas is now, too.)
+    const items = (lines: string[]) => lines.filter((line) => line.startsWith('- '));
+    expect({ removed: items(reversed.diff!.removed), added: items(reversed.diff!.added) }).toEqual({
+      removed: ['- alpha', '- beta', '- gamma'],
+      added: ['- gamma', '- beta', '- alpha'],
+    });
+  });
+
   it('says what a field really holds after fill when the page changed the value', async () => {
     const text = await open();
     const filled = await session.page.act({ ref: refOf(text, /textbox: Shouting/), method: 'type', arguments: { text: 'quiet' } });

@@ -41,12 +41,37 @@ export function pageChange(before: LastRead | undefined, after: LastRead, urlBef
   };
 }
 
+/** Most lines of a reordered run shown (before and after) when lines only moved. */
+const MAX_MOVED_LINES = 40;
+
 /**
- * Lines of `b` not in `a` and lines of `a` not in `b`, counted as multisets, each in page order. Every control line
- * carries its ref, so lines are nearly unique and a moved line is rare; this stays linear on pages of 50,000 lines.
+ * Lines of `b` not in `a` and lines of `a` not in `b`, counted as multisets, each in page order; this stays linear on
+ * pages of 50,000 lines. Lines that only changed places (a list sorted by a drag) are no change to a multiset: the run
+ * from the first to the last line out of place is shown as removed in its old order and added in its new one.
  */
 export function diffLines(a: string[], b: string[]): { added: string[]; removed: string[] } {
-  return { added: missingFrom(a, b), removed: missingFrom(b, a) };
+  const added = missingFrom(a, b);
+  const removed = missingFrom(b, a);
+  const [keptA, keptB] = [common(a, removed), common(b, added)];
+  let first = 0;
+  while (first < keptA.length && keptA[first] === keptB[first]) first++;
+  if (first === keptA.length) return { added, removed };
+  let last = keptA.length - 1;
+  while (last > first && keptA[last] === keptB[last]) last--;
+  const end = Math.min(last + 1, first + MAX_MOVED_LINES);
+  return { added: [...added, ...keptB.slice(first, end)], removed: [...removed, ...keptA.slice(first, end)] };
+}
+
+/** The non-blank lines of `lines` without those in `gone` (as multisets), in order. */
+function common(lines: string[], gone: string[]): string[] {
+  const counts = new Map<string, number>();
+  for (const line of gone) counts.set(line, (counts.get(line) ?? 0) + 1);
+  return lines.filter((line) => {
+    if (!line.trim()) return false;
+    const left = counts.get(line) ?? 0;
+    if (left > 0) counts.set(line, left - 1);
+    return left === 0;
+  });
 }
 
 function missingFrom(base: string[], lines: string[]): string[] {
