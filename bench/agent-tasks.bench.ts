@@ -7,9 +7,10 @@
  *   npm run bench agent-tasks -- --relay /tmp/relay --only login,enter-text   # a person or assistant answers each request
  *
  * Options: --suite todomvc,miniwob,sites; --only name,...; --key-env NAME (default OPENAI_API_KEY); --relay-timeout
- * seconds per answer (default 600; when one is missed the run stops); --screenshots on|off. See docs/agent.md,
- * "Evaluation kit".
+ * seconds per answer (default 600; when one is missed the run stops); --screenshots on|off; --out FILE (the reports as
+ * JSON). See docs/agent.md, "Evaluation kit".
  */
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { BrowserSessions } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
@@ -35,6 +36,7 @@ export function kitOptions(argv: string[]) {
       suite: { type: 'string' },
       only: { type: 'string' },
       screenshots: { type: 'string' },
+      out: { type: 'string' },
     },
   });
   const list = (value: unknown) => (typeof value === 'string' ? value.split(',').filter(Boolean) : undefined);
@@ -47,6 +49,7 @@ export function kitOptions(argv: string[]) {
     suites: list(values.suite),
     only: list(values.only),
     autoScreenshot: values.screenshots === undefined ? undefined : values.screenshots !== 'off',
+    out: values.out as string | undefined,
   };
 }
 
@@ -124,6 +127,7 @@ export async function run(): Promise<void> {
       `Agent on task suites: ${model}${scripted ? ' (scripted, fake server)' : ''}; prompt tokens counted from request bodies (OpenAI's counting rules, images included)`,
       reports,
     );
+    if (options.out) writeFileSync(options.out, `${JSON.stringify({ model, scripted, reports }, null, 2)}\n`);
   } finally {
     await lib.close();
     await Promise.all([site.close(), models.close(), fake?.close()]);

@@ -4,7 +4,8 @@
  */
 import { latestPage } from '../../test/agent-fixtures.js';
 import { lastReward } from '../../test/fixtures/task-policies.js';
-import { done, ref, type Turn } from './scripted.js';
+import type { ReceivedRequest } from '../../test/fixtures/fake-llm.js';
+import { done, ref, type Intent, type Turn } from './scripted.js';
 
 export type Suite = 'todomvc' | 'miniwob' | 'sites';
 
@@ -56,6 +57,9 @@ const todoMvc = (app: string): KitTask => ({
 const MINIWOB_INSTRUCTION =
   'This page is a MiniWoB++ task. Click START; the task then appears at the top of the page. Do it once, then call done.';
 const quoted = (text: string) => /"([^"]+)"/.exec(text)?.[1] ?? '';
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** The page text of the request's newest state, without its URL and title lines. */
+const pageOf = (request: ReceivedRequest) => latestPage(request).split('Page text:')[1] ?? '';
 const start: Turn = (request) => [{ method: 'click', ref: ref(/\bSTART\b/)(request) }];
 
 /** MiniWoB++ tasks with a reward the page shows; success is a positive "Last reward". */
@@ -63,18 +67,51 @@ const MINIWOB: Record<string, Turn[] | undefined> = {
   'enter-text': [
     start,
     (request) => [
-      { method: 'fill', ref: ref(/\] textbox/)(request), value: quoted(latestPage(request).split('Page text:')[1] ?? '') },
+      { method: 'fill', ref: ref(/\] textbox/)(request), value: quoted(pageOf(request)) },
       { method: 'click', ref: ref(/button: Submit/)(request) },
     ],
     done(true, 'Entered the text and submitted.'),
   ],
   'click-dialog': [start, (request) => [{ method: 'click', ref: ref(/button: Close/)(request) }], done(true, 'Closed the dialog.')],
-  'click-tab': undefined,
-  'click-checkboxes': undefined,
+  'click-tab': [
+    start,
+    (request) => {
+      const tab = /Click on (Tab #\d+)/.exec(pageOf(request))![1]!;
+      return [{ method: 'click', ref: ref(new RegExp(`tab: ${escape(tab)}\\b`))(request) }];
+    },
+    done(true, 'Clicked the tab.'),
+  ],
+  'click-checkboxes': [
+    start,
+    (request) => {
+      const names = /Select (.*) and click Submit/
+        .exec(pageOf(request))![1]!
+        .split(', ')
+        .filter((name) => name && name !== 'nothing');
+      return [
+        ...names.map((name): Intent => ({ method: 'check', ref: ref(new RegExp(`checkbox: ${escape(name)}$`))(request) })),
+        { method: 'click', ref: ref(/button: Submit/)(request) },
+      ];
+    },
+    done(true, 'Checked the boxes and submitted.'),
+  ],
   'click-option': undefined,
   'click-link': undefined,
   'choose-list': undefined,
-  'login-user': undefined,
+  'login-user': [
+    start,
+    (request) => {
+      const text = pageOf(request);
+      const [user, password] = [...text.matchAll(/"([^"]+)"/g)].map((match) => match[1]!);
+      const boxes = [...text.matchAll(/\[(\d+)\] textbox/g)].map((match) => match[1]!);
+      return [
+        { method: 'fill', ref: boxes[0], value: user },
+        { method: 'fill', ref: boxes[1], value: password },
+        { method: 'click', ref: ref(/button: Login/)(request) },
+      ];
+    },
+    done(true, 'Logged in.'),
+  ],
   'click-collapsible': undefined,
   'click-menu': undefined,
   'click-scroll-list': undefined,
