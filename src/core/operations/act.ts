@@ -1,6 +1,7 @@
-import { ActRequest, ActResult, MAX_ACT_INPUT_BYTES, ObserveRequest, ObserveResult, settleLine } from '../act/index.js';
-import type { OperationOutcome } from '../outcome.js';
+import { actResultText, ActRequest, ActResult, MAX_ACT_INPUT_BYTES, ObserveRequest, ObserveResult } from '../act/index.js';
 import { defineOperation } from './define.js';
+
+export { actResultText };
 
 export const observeOperation = defineOperation({
   name: 'observe',
@@ -42,25 +43,6 @@ export const actOperation = defineOperation({
   text: actResultText,
   run: (input, { service, owner, sessionId, ctx }) => service.act(owner, sessionId, input, ctx),
 });
-
-/**
- * The act result as a client's model reads it: one line for what was done and where the page is, then the page
- * change as `+ line` / `- line` (or the new page's text), then the truncation note. No JSON: it costs tokens to read.
- */
-export function actResultText(result: ActResult, { location }: Pick<OperationOutcome<unknown>, 'location'> = {}): string {
-  // Where the page is only when that is news: another URL or title than the last answer showed, a new page or tab.
-  const where = location || result.pageText !== undefined ? ` Page: ${result.title ? `"${result.title}" ` : ''}${result.url}` : '';
-  const lines = [`${result.message}${where}`];
-  if (result.pageText !== undefined) lines.push(result.navigated ? 'New page:' : 'Page:', result.pageText);
-  else if (result.diff && (result.diff.added.length || result.diff.removed.length))
-    lines.push(...result.diff.removed.map((line) => `- ${line}`), ...result.diff.added.map((line) => `+ ${line}`));
-  else if (!result.pageChanged) lines.push('The page text did not change.');
-  const settle = settleLine(result);
-  if (settle) lines.push(settle);
-  if (result.truncated) lines.push(result.truncated);
-  if (result.tabs) lines.push(`Tabs: ${result.tabs.map((tab) => `${tab.tabId}${tab.active ? ' (active)' : ''} ${tab.url}`).join(' | ')}`);
-  return lines.join('\n');
-}
 
 /** Observe results one per line, `[ref] method: description`, the way the page text shows refs. */
 export function observeResultText(result: ObserveResult): string {
