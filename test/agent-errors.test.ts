@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refOf, requestTexts, startOrdersServer, useAgentHarness } from './agent-fixtures.js';
+import { latestPage, refOf, requestTexts, startOrdersServer, useAgentHarness } from './agent-fixtures.js';
 import type { Provider, ReceivedRequest } from './fixtures/fake-llm.js';
 import { rejection } from './fixtures/rejection.js';
 
@@ -21,7 +21,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   const h = useAgentHarness(provider, ({ session, site }) => session.navigate(site.url('/agent/chain/one.html')));
 
   it('stops at maxSteps with completed false (snake_case options accepted)', async () => {
-    h.llm.fallback = { toolCalls: [{ name: 'scroll', arguments: { direction: 'down' } }] };
+    h.llm.fallback = { toolCalls: [{ name: 'act', arguments: { method: 'scroll', direction: 'down' } }] };
     const result = await h.session.agent(h.config()).execute({ instruction: 'Scroll forever.', max_steps: 3, auto_screenshot: false });
     expect(result).toMatchObject({ success: false, completed: false, metadata: { stopReason: 'max_steps', steps: 3, maxSteps: 3 } });
     expect(result.actions.map((action) => action.type)).toEqual(['scroll', 'scroll', 'scroll']);
@@ -29,16 +29,34 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   });
 
   it('counts every call of a turn against maxSteps and answers the calls it skipped', async () => {
-    h.llm.enqueue({ toolCalls: [1, 2, 3].map(() => ({ name: 'wait', arguments: { ms: 1 } })) });
+    h.llm.enqueue({ toolCalls: [1, 2, 3].map(() => ({ name: 'act', arguments: { method: 'wait', ms: 1 } })) });
     const result = await h.session.agent(h.config()).execute({ instruction: 'Wait.', maxSteps: 2 });
     expect(result.actions).toHaveLength(2);
     expect(result.completed).toBe(false);
   });
 
+  it('runs a done that comes after the call that spent the last action: completed with the answer, the budget shown each step', async () => {
+    h.llm.enqueue({ toolCalls: [{ name: 'act', arguments: { method: 'wait', ms: 1 } }] }, (request) => ({
+      toolCalls: [
+        { name: 'act', arguments: { method: 'wait', ms: 1 } },
+        { name: 'done', arguments: { success: true, message: latestPage(request).split('\n')[0]! } },
+      ],
+    }));
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Wait, then answer.', maxSteps: 2, autoScreenshot: false });
+    expect(result).toMatchObject({ success: true, completed: true, metadata: { stopReason: 'done' } });
+    expect(result.message).toBe('Page state (step 2; actions left: 1 of 2):');
+    expect(latestPage(h.llm.requests[0]!)).toMatch(/^Page state \(step 1; actions left: 2 of 2\):/);
+    expect(result.actions.map((action) => action.type)).toEqual(['wait', 'wait', 'done']);
+    expect(requestTexts(h.llm.requests[0]!)[0]).toContain('Every tool call is one action and counts against your budget');
+  });
+
   it('feeds a failing action back to the model, which recovers', async () => {
     h.llm.enqueue(
-      { toolCalls: [{ name: 'click', arguments: { ref: '0-99999' } }] },
-      (request) => ({ text: 'That ref was wrong.', toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room two/) } }] }),
+      { toolCalls: [{ name: 'act', arguments: { method: 'click', ref: '0-99999' } }] },
+      (request) => ({
+        text: 'That ref was wrong.',
+        toolCalls: [{ name: 'act', arguments: { method: 'click', ref: refOf(request, /Go to room two/) } }],
+      }),
       { toolCalls: [{ name: 'done', arguments: { success: true, message: 'In room two.' } }] },
     );
     const result = await h.session.agent(h.config()).execute('Go to room two.');
@@ -55,9 +73,10 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
       {
         toolCalls: [
           { name: 'fly_to_the_moon', arguments: {} },
-          { name: 'click', arguments: { element: 'the link' } },
-          { name: 'wait', arguments: { ms: -5 } },
+          { name: 'act', arguments: { method: 'click', element: 'the link' } },
+          { name: 'act', arguments: { method: 'wait', ms: -5 } },
           { name: 'goto', arguments: { url: 'file:///etc/passwd' } },
+          { name: 'act', arguments: { method: 'newTab', url: 'file:///etc/passwd' } },
         ],
       },
       { toolCalls: [{ name: 'done', arguments: { success: false, message: 'Could not do it.' } }] },
@@ -66,10 +85,24 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
     expect(result).toMatchObject({ success: false, completed: true, message: 'Could not do it.' });
     const errors = result.actions.map((action) => action.error);
     expect(errors[0]).toMatch(/Unknown tool "fly_to_the_moon"/);
-    expect(errors[1]).toMatch(/Invalid arguments for click/);
+    expect(errors[1]).toMatch(/act has no field "element" for click; it takes click \{button\?, modifiers\?\}/);
     expect(errors[2]).toMatch(/Invalid arguments for wait/);
     expect(errors[3]).toMatch(/url_not_allowed/);
-    expect(toolResults(h.llm.requests[1]!)).toHaveLength(4);
+    // act's URL policy holds for the agent's newTab: it runs through act's own pipeline.
+    expect(errors[4]).toMatch(/url_not_allowed/);
+    expect(toolResults(h.llm.requests[1]!)).toHaveLength(5);
+  });
+
+  it('takes a number for a ref and "true" for a boolean, and method arguments given beside method', async () => {
+    h.llm.enqueue(
+      (request) => ({ toolCalls: [{ name: 'act', arguments: { method: 'click', ref: Number(refOf(request, /Go to room two/)) } }] }),
+      { toolCalls: [{ name: 'act', arguments: { method: 'scroll', direction: 'down', screens: '1' } }] },
+      { toolCalls: [{ name: 'done', arguments: { success: 'true', message: 'In room two.' } }] },
+    );
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Go to room two.', autoScreenshot: false });
+    expect(result.actions.filter((action) => action.error)).toEqual([]);
+    expect(result).toMatchObject({ success: true, completed: true, message: 'In room two.' });
+    expect(result.actions[1]!.pageUrl).toBe(h.site.url('/agent/chain/two.html'));
   });
 
   it.runIf(provider === 'openai')('answers arguments that are not JSON with an error', async () => {
@@ -83,6 +116,16 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
       arguments: { raw: '{"url": ' },
       error: expect.stringMatching(/not valid JSON/),
     });
+    // The history the model is sent again holds {} for the broken arguments: strict servers reject invalid JSON there.
+    const assistant = h.llm.requests[1]!.body.messages.find((message: { role: string }) => message.role === 'assistant');
+    expect(assistant.tool_calls[0].function.arguments).toBe('{}');
+    expect(toolResults(h.llm.requests[1]!)[0]).toMatch(/the history shows them as \{\}/);
+  });
+
+  it.runIf(provider === 'anthropic')('leaves out usage counters the provider did not report', async () => {
+    h.llm.enqueue({ toolCalls: [{ name: 'done', arguments: { success: true, message: 'ok' } }], usage: { input: 10, output: 5 } });
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Say ok.', autoScreenshot: false });
+    expect(result.usage).toEqual({ input_tokens: 10, output_tokens: 5, inference_time_ms: expect.any(Number) });
   });
 
   it('nudges a model that answers without a tool call', async () => {
@@ -93,7 +136,10 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   });
 
   it('fails with model_error when the model answers 500', async () => {
-    h.llm.enqueue({ toolCalls: [{ name: 'scroll', arguments: {} }] }, { error: { status: 500, message: 'upstream exploded' } });
+    h.llm.enqueue(
+      { toolCalls: [{ name: 'act', arguments: { method: 'scroll' } }] },
+      { error: { status: 500, message: 'upstream exploded' } },
+    );
     const error = await rejection(h.session.agent(h.config()).execute('Scroll.'));
     expect(error).toMatchObject({ code: 'model_error', status: 422 });
     expect(error.message).toMatch(/500/);
@@ -114,7 +160,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   it('cancellation mid-run ends the run and closes the integration clients', async () => {
     const orders = await startOrdersServer();
     try {
-      h.llm.enqueue({ toolCalls: [{ name: 'wait', arguments: { ms: 30_000 } }] });
+      h.llm.enqueue({ toolCalls: [{ name: 'act', arguments: { method: 'wait', ms: 30_000 } }] });
       const controller = new AbortController();
       const progress: string[] = [];
       const run = h.session
@@ -153,7 +199,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
   });
 
   it('waits waitBetweenActions between actions', async () => {
-    const turn = { toolCalls: [1, 2, 3].map(() => ({ name: 'scroll', arguments: { direction: 'down' } })) };
+    const turn = { toolCalls: [1, 2, 3].map(() => ({ name: 'act', arguments: { method: 'scroll', direction: 'down' } })) };
     h.llm.enqueue(turn, { toolCalls: [{ name: 'done', arguments: { success: true, message: 'scrolled' } }] });
     const result = await h.session
       .agent(h.config())
@@ -175,7 +221,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
     expect((await rejection(h.session.agent(h.config()).execute({ instruction: '' }))).code).toBe('invalid_argument');
     expect((await rejection(h.session.agent(h.config()).execute({ instruction: 'x', maxSteps: 0 }))).code).toBe('invalid_argument');
     const shadow = h.config({
-      tools: { click: { description: 'mine', inputSchema: (await import('zod')).z.object({}), execute: () => 'x' } },
+      tools: { act: { description: 'mine', inputSchema: (await import('zod')).z.object({}), execute: () => 'x' } },
     });
     expect((await rejection(h.session.agent(shadow).execute('x'))).code).toBe('invalid_argument');
     expect(h.llm.requests).toHaveLength(0);

@@ -125,7 +125,7 @@ export function requestTexts(request: ReceivedRequest): string[] {
 
 /** The newest page state the model was shown. */
 export function latestPage(request: ReceivedRequest): string {
-  const states = requestTexts(request).filter((text) => text.startsWith('Page state before step') && text.includes('\nPage text:'));
+  const states = requestTexts(request).filter((text) => text.startsWith('Page state (step') && text.includes('\nPage text:'));
   return states.at(-1) ?? '';
 }
 
@@ -140,6 +140,19 @@ export function refOf(request: ReceivedRequest, pattern: RegExp): string {
     if (element) return element[1]!;
   }
   throw new Error(`no element matching ${pattern} in the page text:\n${page}`);
+}
+
+/** The tool results of the latest turn the model was sent (after its last assistant message), for both wire formats. */
+export function lastToolResults(request: ReceivedRequest): string[] {
+  const messages = request.body.messages as Array<{ role: string; content: unknown }>;
+  const last = messages.map((message) => message.role).lastIndexOf('assistant');
+  return messages.slice(last + 1).flatMap((message) => {
+    if (message.role === 'tool') return [String(message.content)];
+    if (!Array.isArray(message.content)) return [];
+    return (message.content as Array<{ type: string; content?: unknown }>)
+      .filter((part) => part.type === 'tool_result')
+      .map((part) => (typeof part.content === 'string' ? part.content : JSON.stringify(part.content)));
+  });
 }
 
 /** Number of images in one request, for both wire formats. */

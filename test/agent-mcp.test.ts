@@ -49,7 +49,7 @@ describe('agent_execute over MCP stdio', () => {
   it.each(['openai', 'anthropic'] as const)('runs a task with %s, sending a progress notification per action', async (provider) => {
     llm.enqueue(
       { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/chain/one.html') } }] },
-      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room two/) } }] }),
+      (request) => ({ toolCalls: [{ name: 'act', arguments: { method: 'click', ref: refOf(request, /Go to room two/) } }] }),
       { toolCalls: [{ name: 'done', arguments: { success: true, message: 'Reached room two.' } }] },
     );
     const progress: string[] = [];

@@ -2,7 +2,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { imageCount, latestPage, refOf, requestTexts, startOrdersServer, useAgentHarness, type OrdersServer } from './agent-fixtures.js';
+import {
+  imageCount,
+  lastToolResults,
+  latestPage,
+  refOf,
+  requestTexts,
+  startOrdersServer,
+  useAgentHarness,
+  type OrdersServer,
+} from './agent-fixtures.js';
 import type { Provider } from './fixtures/fake-llm.js';
 
 /** Scripted multi-step tasks on local pages, through the real SDKs against the fake model server, with both providers. */
@@ -19,8 +28,9 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       },
       (request) => ({
         toolCalls: [
-          { name: 'type', arguments: { ref: refOf(request, /Username/), text: 'alice' } },
-          { name: 'type', arguments: { ref: refOf(request, /Password/), text: '%password%', submit: true } },
+          { name: 'act', arguments: { method: 'fill', ref: refOf(request, /Username/), value: 'alice' } },
+          { name: 'act', arguments: { method: 'fill', ref: refOf(request, /Password/), value: '%password%' } },
+          { name: 'act', arguments: { method: 'press', ref: refOf(request, /Password/), key: 'Enter' } },
         ],
         usage: { input: 1500, output: 60, reasoning: 6, cached: 300 },
       }),
@@ -38,10 +48,13 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     });
 
     expect(result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('4,217.93 EUR') });
-    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'type', 'type', 'done']);
+    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'fill', 'fill', 'press', 'done']);
     expect(result.actions[0]).toMatchObject({ reasoning: 'Open the login page.', pageUrl: 'about:blank' });
-    expect(result.actions[2]).toMatchObject({ arguments: { text: '%password%', submit: true }, pageUrl: h.site.url('/agent/login.html') });
-    expect(result.actions[3]!.pageUrl).toBe(h.site.url('/agent/account.html'));
+    expect(result.actions[2]).toMatchObject({
+      arguments: { method: 'fill', value: '%password%' },
+      pageUrl: h.site.url('/agent/login.html'),
+    });
+    expect(result.actions[4]!.pageUrl).toBe(h.site.url('/agent/account.html'));
     // Anthropic counts cache reads apart from input_tokens; the adapter reports the total, as OpenAI does.
     expect(result.usage).toEqual({
       input_tokens: provider === 'openai' ? 4200 : 4700,
@@ -62,15 +75,20 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     const secret = 'correct horse battery!';
     h.llm.enqueue(
       { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/recording/get-login.html') } }] },
-      (request) => ({ toolCalls: [{ name: 'type', arguments: { ref: refOf(request, /Password/), text: '%password%', submit: true } }] }),
+      (request) => ({
+        toolCalls: [
+          { name: 'act', arguments: { method: 'fill', ref: refOf(request, /Password/), value: '%password%' } },
+          { name: 'act', arguments: { method: 'press', ref: refOf(request, /Password/), key: 'Enter' } },
+        ],
+      }),
       { toolCalls: [{ name: 'done', arguments: { success: true, message: 'Signed in.' } }] },
     );
     const result = await h.session.agent(h.config()).execute({ instruction: 'Sign in with %password%.', variables: { password: secret } });
 
-    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'type', 'done']);
+    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'fill', 'press', 'done']);
     const sent = new URLSearchParams({ v: secret }).toString().slice('v='.length);
     // The page the form led to has the secret in its URL; the model and the result see the placeholder there.
-    expect(result.actions[2]!.pageUrl).toContain('password=%password%');
+    expect(result.actions[3]!.pageUrl).toContain('password=%password%');
     for (const request of h.llm.requests) for (const form of [secret, sent]) expect(JSON.stringify(request.body)).not.toContain(form);
     for (const form of [secret, sent]) expect(JSON.stringify(result)).not.toContain(form);
   });
@@ -96,9 +114,9 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
       { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/iframe-form.html') } }] },
       (request) => ({
         toolCalls: [
-          { name: 'type', arguments: { ref: refOf(request, /Your name/), text: 'Bob' } },
-          { name: 'select_option', arguments: { ref: refOf(request, /combobox: Topic/), values: ['Support'] } },
-          { name: 'click', arguments: { ref: refOf(request, /button: Send/) } },
+          { name: 'act', arguments: { method: 'fill', ref: refOf(request, /Your name/), value: 'Bob' } },
+          { name: 'act', arguments: { method: 'selectOption', ref: refOf(request, /combobox: Topic/), values: ['Support'] } },
+          { name: 'act', arguments: { method: 'click', ref: refOf(request, /button: Send/) } },
         ],
       }),
       (request) => ({
@@ -113,11 +131,45 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     expect(await h.session.page.extract()).toMatchObject({ pageText: expect.stringContaining('Received message from Bob about support.') });
   });
 
+  it("renames a todo with act's vocabulary (dblclick, fill, press, check, click), each result showing the page change and a new URL", async () => {
+    h.llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/todos.html') } }] },
+      // The title has no ref of its own here: act's selector target reaches it.
+      { toolCalls: [{ name: 'act', arguments: { method: 'dblclick', selector: 'text=Buy milk' } }] },
+      (request) => ({
+        toolCalls: [
+          { name: 'act', arguments: { method: 'fill', ref: refOf(request, /textbox: Edit/), arguments: { value: 'Buy oat milk' } } },
+          { name: 'act', arguments: { method: 'press', ref: refOf(request, /textbox: Edit/), key: 'Enter' } },
+        ],
+      }),
+      (request) => ({ toolCalls: [{ name: 'act', arguments: { method: 'check', ref: refOf(request, /checkbox: Toggle Buy oat milk/) } }] }),
+      (request) => ({ toolCalls: [{ name: 'act', arguments: { method: 'click', ref: refOf(request, /Completed/) } }] }),
+      (request) => ({
+        toolCalls: [{ name: 'done', arguments: { success: true, message: /Buy oat milk/.test(latestPage(request)) ? 'renamed' : 'lost' } }],
+      }),
+    );
+    const result = await h.session
+      .agent(h.config())
+      .execute({ instruction: 'Rename "Buy milk" to "Buy oat milk" and mark it done.', autoScreenshot: false });
+
+    expect(result).toMatchObject({ success: true, completed: true, message: 'renamed' });
+    expect(result.actions.filter((action) => action.error)).toEqual([]);
+    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'dblclick', 'fill', 'press', 'check', 'click', 'done']);
+    const results = h.llm.requests.slice(2).map((request) => lastToolResults(request));
+    // Each result is act's: what was done, then the lines the page gained and lost.
+    expect(results[0]!.join('\n')).toMatch(/^Double-clicked selector "text=Buy milk"[\s\S]*^\+ .*textbox: Edit/m);
+    expect(results[1]!.join('\n')).toMatch(/^\+ .*Buy oat milk/m);
+    expect(results[2]!.join('\n')).toMatch(/^Checked .*\n[\s\S]*^\+ 1 items left/m);
+    // A link within the page changes the URL without a new document: the result says where the page is now.
+    expect(results[3]!.join('\n')).toContain(`Page: "Todos" ${h.site.url('/agent/todos.html')}#/completed`);
+    expect(results[3]!.join('\n')).toMatch(/^- .*Walk the dog/m);
+  });
+
   it('follows links across three pages, showing only the newest page text in full and one screenshot', async () => {
     h.llm.enqueue(
       { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/chain/one.html') } }] },
-      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room two/) } }] }),
-      (request) => ({ toolCalls: [{ name: 'click', arguments: { ref: refOf(request, /Go to room three/) } }] }),
+      (request) => ({ toolCalls: [{ name: 'act', arguments: { method: 'click', ref: refOf(request, /Go to room two/) } }] }),
+      (request) => ({ toolCalls: [{ name: 'act', arguments: { method: 'click', ref: refOf(request, /Go to room three/) } }] }),
       (request) => ({
         toolCalls: [{ name: 'done', arguments: { success: true, message: /vault code is (\S+)/.exec(latestPage(request))?.[1] ?? '?' } }],
       }),
@@ -183,7 +235,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
           const names = (request.body.tools as Array<{ name?: string; function?: { name: string } }>).map(
             (tool) => tool.name ?? tool.function!.name,
           );
-          expect(names).toEqual(expect.arrayContaining(['goto', 'click', 'done', 'orders__lookup_order', 'to_dollars']));
+          expect(names).toEqual(expect.arrayContaining(['goto', 'act', 'done', 'orders__lookup_order', 'to_dollars']));
           return {
             toolCalls: [
               { name: 'orders__lookup_order', arguments: { orderId: 'A-17' } },

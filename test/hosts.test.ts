@@ -135,8 +135,9 @@ describe('a pool of browser hosts', () => {
       { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/login.html') } }] },
       (request) => ({
         toolCalls: [
-          { name: 'type', arguments: { ref: refOf(request, /Username/), text: 'alice' } },
-          { name: 'type', arguments: { ref: refOf(request, /Password/), text: '%password%', submit: true } },
+          { name: 'act', arguments: { method: 'fill', ref: refOf(request, /Username/), value: 'alice' } },
+          { name: 'act', arguments: { method: 'fill', ref: refOf(request, /Password/), value: '%password%' } },
+          { name: 'act', arguments: { method: 'press', ref: refOf(request, /Password/), key: 'Enter' } },
         ],
       }),
       (request) => ({

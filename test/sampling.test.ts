@@ -84,7 +84,7 @@ function texts(params: Params): string[] {
 function linkRef(params: Params, name: string): string {
   const page =
     texts(params)
-      .filter((t) => t.includes('Page state before step'))
+      .filter((t) => t.includes('Page state (step'))
       .at(-1) ?? '';
   const match = new RegExp(`\\[${name}\\]\\((\\d+(?:-\\d+)?)\\)`).exec(page);
   if (!match) throw new Error(`no link "${name}" in:\n${page}`);
@@ -209,9 +209,9 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
     sampling.reset();
     const sessionId = await openPage(server.client, site.url('/agent/chain/one.html'));
     sampling.enqueue(
-      text('{"tool": "click", "arguments": {}}', { input_tokens: 1000, output_tokens: 5 }),
+      text('{"tool": "act", "arguments": {}}', { input_tokens: 1000, output_tokens: 5 }),
       (params) =>
-        text(JSON.stringify({ tool: 'click', arguments: { ref: linkRef(params, 'Go to room two') } }), {
+        text(JSON.stringify({ tool: 'act', arguments: { method: 'click', ref: linkRef(params, 'Go to room two') } }), {
           input_tokens: 1100,
           output_tokens: 8,
         }),
@@ -239,15 +239,15 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
     expect(first!.tools).toBeUndefined();
     expect(first!.systemPrompt).toContain('You control a real web browser');
     expect(first!.systemPrompt).toMatch(/\{"tool": "<name>", "arguments": \{\.\.\.\}\}/);
-    expect(first!.systemPrompt).toMatch(/^- click: /m);
+    expect(first!.systemPrompt).toMatch(/^- act: /m);
     expect(first!.systemPrompt).toMatch(/^- done: /m);
     // The screenshot goes as image content, one block per message for clients before sampling with tools.
     expect(first!.messages.some((message) => !Array.isArray(message.content) && message.content.type === 'image')).toBe(true);
     expect(first!.messages.every((message) => !Array.isArray(message.content))).toBe(true);
-    expect(texts(retry!).at(-1)).toMatch(/That is not a valid tool call:\n- click arguments: must have required property 'ref'/);
+    expect(texts(retry!).at(-1)).toMatch(/That is not a valid tool call:\n- act arguments: must have required property 'method'/);
     const secondTexts = texts(second!);
-    expect(secondTexts.some((t) => t.includes('"tool":"click"'))).toBe(true);
-    expect(secondTexts.some((t) => t.startsWith('Result of click:'))).toBe(true);
+    expect(secondTexts.some((t) => t.includes('"tool":"act"'))).toBe(true);
+    expect(secondTexts.some((t) => t.startsWith('Result of act:'))).toBe(true);
     expect(linkRef(second!, 'Go to room three')).toMatch(/^\d+(?:-\d+)?$/);
     await call(server.client, 'session_end', { sessionId });
   });
@@ -321,7 +321,7 @@ describe('MCP sampling over streamable HTTP', () => {
     sampling.install(client);
     const sessionId = await openPage(client, site.url('/agent/chain/one.html'));
     sampling.enqueue(
-      (params) => toolUse([{ id: 'tu-1', name: 'click', input: { ref: linkRef(params, 'Go to room two') } }]),
+      (params) => toolUse([{ id: 'tu-1', name: 'act', input: { method: 'click', ref: linkRef(params, 'Go to room two') } }]),
       toolUse([{ id: 'tu-2', name: 'extract', input: { instruction: 'Which room is this?' } }]),
       text('Room two.', { input_tokens: 50, output_tokens: 3 }),
       toolUse([{ id: 'tu-3', name: 'done', input: { success: true, message: 'In room two.' } }]),
@@ -344,7 +344,7 @@ describe('MCP sampling over streamable HTTP', () => {
 
     const [first, second, extractRequest, last] = sampling.received;
     expect(sampling.received).toHaveLength(4);
-    expect(first!.tools!.map((tool) => tool.name)).toEqual(expect.arrayContaining(['goto', 'click', 'type', 'done']));
+    expect(first!.tools!.map((tool) => tool.name)).toEqual(expect.arrayContaining(['goto', 'act', 'done']));
     expect(first!.toolChoice).toEqual({ mode: 'required' });
     expect(first!.modelPreferences).toEqual({ hints: [{ name: 'claude-sonnet-4-6' }] });
     expect(first!.systemPrompt).toContain('You control a real web browser');
@@ -352,7 +352,7 @@ describe('MCP sampling over streamable HTTP', () => {
     // The call, then a user message of only its result, then the new page state.
     const tail = second!.messages.slice(-3);
     expect(tail.map((message) => message.role)).toEqual(['assistant', 'user', 'user']);
-    expect(tail[0]!.content).toEqual([expect.objectContaining({ type: 'tool_use', id: 'tu-1', name: 'click' })]);
+    expect(tail[0]!.content).toEqual([expect.objectContaining({ type: 'tool_use', id: 'tu-1', name: 'act' })]);
     expect(tail[1]!.content).toEqual([expect.objectContaining({ type: 'tool_result', toolUseId: 'tu-1' })]);
     expect(linkRef(second!, 'Go to room three')).toMatch(/^\d+(?:-\d+)?$/);
     // The extract tool asks the same client, without tools, and the model reads its answer as the tool result.

@@ -115,6 +115,29 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
   closeTab: z.object({ tabId: z.string().min(1) }).strict(),
 };
 
+/** What each method does, in one line a model reads (the agent's tool descriptions). */
+export const METHOD_DESCRIPTIONS: Record<ActMethod, string> = {
+  click: 'Click an element (link, button, checkbox, ...).',
+  dblclick: 'Double-click an element (opens an item for editing in many lists).',
+  fill: 'Replace the text of an input, textarea or editable element. %name% stands for a variable you were given.',
+  type: 'Type text key by key at the end of a field, for autocompletes and key handlers; fill is faster otherwise.',
+  press: 'Press a key or chord on an element, or on the focused one without a target.',
+  selectOption: 'Choose option(s) of a <select> by value or visible label.',
+  check: 'Check a checkbox or radio (no change if already checked).',
+  uncheck: 'Uncheck a checkbox (no change if already unchecked).',
+  hover: 'Move the mouse over an element (opens hover menus and tooltips).',
+  scroll: 'Scroll the page, or an element, up or down by screens; with only a target, scroll it into view.',
+  dragTo: 'Drag an element (or a point) onto another element or point.',
+  upload: 'Set the files of a file input.',
+  back: 'Go back to the previous page in the tab history.',
+  forward: 'Go forward in the tab history.',
+  reload: 'Reload the page.',
+  wait: 'Wait until text appears or disappears, or some ms; with no arguments, until the page settles.',
+  newTab: 'Open a URL in a new tab, which becomes the active one.',
+  selectTab: 'Make another tab the active one.',
+  closeTab: 'Close a tab.',
+};
+
 export const Action = z
   .object({
     ref: z.string().min(1).optional().describe('From the page text, e.g. "12".'),

@@ -3,10 +3,11 @@ import type { ServiceConfig } from '../config.js';
 import { cancelledError, isAbortError, ServiceError, throwIfAborted } from '../errors.js';
 import { UsageTotal, type Usage } from '../usage.js';
 import { createModelClient, DEFAULT_MODELS, parseModelName } from '../llm/index.js';
-import type { ChatResponse, LLMClient } from '../llm/types.js';
+import type { ChatResponse, LLMClient, ToolCall } from '../llm/types.js';
 import { sleep, type OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
+import { ACT_TOOL } from './act-tools.js';
 import { Integrations } from './integrations.js';
 import { History, systemPrompt, taskMessage, type PageState } from './prompt.js';
 import type { AgentAction, AgentConfig, AgentExecuteOptions, AgentResult } from './schema.js';
@@ -106,7 +107,8 @@ async function loop(run: AgentRun): Promise<AgentResult> {
   const autoScreenshot = (options.autoScreenshot ?? AGENT_DEFAULTS.autoScreenshot) && llm.supportsImages;
   const waitBetweenActions = options.waitBetweenActions ?? AGENT_DEFAULTS.waitBetweenActions;
   const variables = new Variables(options.variables);
-  const usage = new UsageTotal({ input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cached_input_tokens: 0, inference_time_ms: 0 });
+  // Counters the provider never reported stay out of the total (no reasoning_tokens: 0 for a model that said nothing).
+  const usage = new UsageTotal();
   const addUsage = (more: Usage) => usage.add(more);
   let screenshotRequested = false;
   const env: ToolEnv = {
@@ -165,6 +167,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
     const state = await observe(session, {
       step: steps,
       maxSteps,
+      actionsLeft: maxSteps - actions.length,
       notes,
       screenshot: autoScreenshot || screenshotRequested,
       variables,
@@ -194,9 +197,11 @@ async function loop(run: AgentRun): Promise<AgentResult> {
     mark = performance.now();
     let done: ToolOutcome['done'];
     for (const call of response.toolCalls) {
-      if (done || actions.length >= maxSteps) {
+      // done is run even when the calls before it spent the last action, so an answer is never lost at the budget's edge.
+      if (done || (actions.length >= maxSteps && call.name !== 'done')) {
         // Every call needs an answer before the conversation may go on.
-        history.addToolResult(call, { text: 'Not executed: the run ended first.', error: 'not executed' });
+        const why = done ? 'the run ended first' : 'no actions were left';
+        history.addToolResult(call, { text: `Not executed: ${why}.`, error: 'not executed' });
         continue;
       }
       if (actions.length > 0 && waitBetweenActions > 0) await sleep(waitBetweenActions, signal).catch(() => throwIfAborted(signal));
@@ -204,7 +209,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
       const actionStart = performance.now();
       const result = await toolbox.call(call);
       const action: AgentAction = {
-        type: call.name,
+        type: actionType(call),
         arguments: argumentsRecord(call.arguments),
         ...(response.text.trim() ? { reasoning: variables.redact(response.text.trim()) } : {}),
         pageUrl,
@@ -214,7 +219,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
       actions.push(action);
       history.addToolResult(call, result);
       ctx.progress?.({
-        message: `action ${actions.length}: ${call.name}${result.error !== undefined ? ` failed: ${result.error}` : ''}`,
+        message: `action ${actions.length}: ${action.type}${result.error !== undefined ? ` failed: ${result.error}` : ''}`,
         data: { stage: 'action', step: steps, index: actions.length, action },
       });
       done = result.done;
@@ -248,6 +253,7 @@ async function think(llm: LLMClient, request: Parameters<LLMClient['chat']>[0]):
 interface ObserveOptions {
   step: number;
   maxSteps: number;
+  actionsLeft: number;
   notes: string[];
   screenshot: boolean;
   variables: Variables;
@@ -275,12 +281,19 @@ async function observe(session: Session, options: ObserveOptions): Promise<PageS
   return {
     step: options.step,
     maxSteps: options.maxSteps,
+    actionsLeft: options.actionsLeft,
     url: options.variables.redact(snapshot.url),
     title: options.variables.redact(snapshot.title),
     text: options.variables.redact(snapshot.text),
     notes: options.notes,
     screenshot,
   };
+}
+
+/** act's method for an act call (click, fill, ...), the tool's name otherwise. */
+function actionType(call: ToolCall): string {
+  const method = call.name === ACT_TOOL.name ? argumentsRecord(call.arguments)?.method : undefined;
+  return typeof method === 'string' ? method : call.name;
 }
 
 function argumentsRecord(args: unknown): Record<string, unknown> | undefined {

@@ -6,11 +6,12 @@ import type { CallResult } from './toolbox.js';
 const MAX_PAGE_TEXT_CHARS = 40_000;
 
 const BASE_PROMPT = `You control a real web browser to carry out a task for a user.
-Each turn you get the current page state: URL, title, and the page as text in which every element you can act on carries a ref such as 12 (shown as "[12] button: Send", and links as "[Pricing](41)"; inside iframes 1-12). Act by calling tools with those refs, without brackets. Refs are only valid for the latest page state.
+Each turn you get the current page state: URL, title, how many actions you have left, and the page as text in which every element you can act on carries a ref, shown in brackets: "[12] button: Send", links as "[Pricing](41)", and inside iframes with the frame's number first, "[1-4] textbox: Name". Pass a ref without brackets ("12", "1-4") as the act tool's ref. Refs stay valid until the page changes; the latest page state and act results show the current ones.
 Rules:
 - Use only information from the page, the task and tool results; never invent URLs, values or credentials.
 - Variables such as %password% stand for secrets you are not shown: type the placeholder exactly as written and the browser fills in the value.
-- If an action fails, read the error and try something else (another ref, scrolling, waiting).
+- Every tool call is one action and counts against your budget, whether it is alone in its turn or one of several; done is always run, even when the calls before it used the last action.
+- Each act result says what changed on the page (lines added "+" and removed "-", the new URL); if an action fails, read the error and try something else (another ref, a selector, scrolling, waiting).
 - Call several tools in one turn only when each does not depend on the result of the one before.
 - When the task is complete, or clearly impossible, call done with success and a message that contains the answer.`;
 
@@ -31,6 +32,8 @@ export function taskMessage(options: AgentExecuteOptions): string {
 export interface PageState {
   step: number;
   maxSteps: number;
+  /** Actions (tool calls) the run may still make. */
+  actionsLeft: number;
   url: string;
   title: string;
   /** Page text with refs, or why it could not be read. */
@@ -57,7 +60,7 @@ export class History {
   addState(state: PageState): void {
     if (this.lastStateIndex >= 0) this.messages[this.lastStateIndex] = { role: 'user', content: this.lastStateSummary };
     const text = [
-      `Page state before step ${state.step} of ${state.maxSteps}:`,
+      `Page state (step ${state.step}; actions left: ${state.actionsLeft} of ${state.maxSteps}):`,
       `URL: ${state.url}`,
       `Title: ${state.title}`,
       ...state.notes.map((note) => `Note: ${note}`),
@@ -71,11 +74,13 @@ export class History {
         ]
       : text;
     this.lastStateIndex = this.messages.push({ role: 'user', content }) - 1;
-    this.lastStateSummary = `(Page state before step ${state.step}: ${state.url} "${state.title}"; superseded by a later state.)`;
+    this.lastStateSummary = `(Page state of step ${state.step}: ${state.url} "${state.title}"; superseded by a later state.)`;
   }
 
+  /** Arguments that were not valid JSON are kept as {} (the tool result says so): strict servers reject a history echoing them. */
   addAssistant(text: string, toolCalls: ToolCall[]): void {
-    this.messages.push({ role: 'assistant', content: text, toolCalls: toolCalls.length ? toolCalls : undefined });
+    const calls = toolCalls.map((call) => (typeof call.arguments === 'string' && call.arguments ? { ...call, arguments: {} } : call));
+    this.messages.push({ role: 'assistant', content: text, toolCalls: calls.length ? calls : undefined });
   }
 
   addToolResult(call: ToolCall, result: CallResult): void {

@@ -5,7 +5,12 @@ import { withTimeout } from '../operation.js';
 import { checkDepth, parseInput, toJsonSchema } from '../validation.js';
 import { Integrations, sanitize } from './integrations.js';
 import type { AgentTool } from './schema.js';
-import { BROWSER_TOOLS, clip, describeToolError, type BrowserTool, type ToolEnv, type ToolOutcome } from './tools.js';
+import { ACT_TOOL } from './act-tools.js';
+import { coerceArguments } from './coerce.js';
+import { clip, describeToolError, GOTO_TOOL, OWN_TOOLS, type BrowserTool, type ToolEnv, type ToolOutcome } from './tools.js';
+
+/** The browser's tools as the model sees them: goto, act (all of act's methods), extract, screenshot, ask_human and done. */
+export const BROWSER_TOOLS: BrowserTool[] = [GOTO_TOOL, ACT_TOOL, ...OWN_TOOLS];
 
 /** Longest any one action may take before the model is told it timed out and the loop moves on. */
 const ACTION_GUARD_MS = 90_000;
@@ -75,7 +80,7 @@ export class Toolbox {
   private async dispatch(name: string, args: Record<string, unknown>): Promise<CallResult> {
     const browserTool = this.browser.get(name);
     if (browserTool) {
-      return browserTool.run(parseInput(browserTool.input, args, `arguments for ${name}`), this.env);
+      return browserTool.run(parseInput(browserTool.input, coerceArguments(browserTool.input, args), `arguments for ${name}`), this.env);
     }
     const customTool = this.custom.get(name);
     if (customTool) {
@@ -98,7 +103,10 @@ function parseArguments(call: ToolCall): Record<string, unknown> {
   const args = call.arguments;
   if (args === undefined || args === null || args === '') return {};
   if (typeof args === 'string')
-    throw new ServiceError('invalid_argument', `The arguments of ${call.name} were not valid JSON; send a JSON object.`);
+    throw new ServiceError(
+      'invalid_argument',
+      `The arguments of ${call.name} were not valid JSON (the history shows them as {}); send a JSON object.`,
+    );
   if (typeof args !== 'object' || Array.isArray(args))
     throw new ServiceError('invalid_argument', `The arguments of ${call.name} must be a JSON object.`);
   checkDepth(args, `The arguments of ${call.name}`);

@@ -1,5 +1,4 @@
 import { errors as playwrightErrors } from 'playwright-core';
-import { isSettleWait, MAX_WAIT_MS, performAction, settleLine, type Action } from '../act/index.js';
 import { z } from 'zod';
 import { DEFAULTS, type ServiceConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
@@ -8,7 +7,6 @@ import type { ModelFallback } from '../llm/types.js';
 import type { Usage } from '../usage.js';
 import { navigate, type NavigatePolicy } from '../navigate.js';
 import type { Session } from '../sessions.js';
-import { latestMark, markAction, settleAfterAction } from '../settle/index.js';
 import type { Variables } from '../variables.js';
 
 const MAX_RESULT_CHARS = 8_000;
@@ -57,106 +55,24 @@ function defineBrowserTool<S extends z.ZodObject>(tool: BrowserTool<S>): Browser
   return tool;
 }
 
-const ref = z.string().min(1).describe('Element ref from the page text, e.g. "12" (without brackets).');
+/** The agent's tools besides act's methods (src/core/agent/act-tools.ts): the toolbox lists goto, act's, then these. */
+export const GOTO_TOOL = defineBrowserTool({
+  name: 'goto',
+  description: 'Open a URL in the current tab.',
+  input: z.object({ url: z.string().min(1).describe('Absolute http(s) URL.') }).strict(),
+  run: async ({ url }, env) => {
+    const result = await navigate(
+      env.session,
+      { url: env.variables.substitute(url), options: { timeout: DEFAULTS.navigationTimeoutMs } },
+      env.config,
+      { signal: env.signal },
+    );
+    const opened = result?.url ?? env.session.recording.secrets.mask(env.session.page.url());
+    return { text: result ? `Opened ${opened} (HTTP ${result.status}).` : `Opened ${opened}.` };
+  },
+}) as unknown as BrowserTool;
 
-export const BROWSER_TOOLS = [
-  defineBrowserTool({
-    name: 'goto',
-    description: 'Open a URL in the current tab.',
-    input: z.object({ url: z.string().min(1).describe('Absolute http(s) URL.') }).strict(),
-    run: async ({ url }, env) => {
-      const result = await navigate(
-        env.session,
-        { url: env.variables.substitute(url), options: { timeout: DEFAULTS.navigationTimeoutMs } },
-        env.config,
-        { signal: env.signal },
-      );
-      const opened = result?.url ?? env.session.recording.secrets.mask(env.session.page.url());
-      return { text: result ? `Opened ${opened} (HTTP ${result.status}).` : `Opened ${opened}.` };
-    },
-  }),
-  defineBrowserTool({
-    name: 'back',
-    description: 'Go back to the previous page in the tab history.',
-    input: z.object({}).strict(),
-    run: (_args, env) => perform(env, { method: 'back' }),
-  }),
-  defineBrowserTool({
-    name: 'click',
-    description: 'Click an element (link, button, checkbox, ...) by its ref.',
-    input: z.object({ ref }).strict(),
-    run: (args, env) => perform(env, { ref: args.ref, method: 'click' }),
-  }),
-  defineBrowserTool({
-    name: 'type',
-    description:
-      'Replace the text of an input, textarea or editable element. Write %name% to type a variable you were given; never invent secrets. submit: true presses Enter afterwards.',
-    input: z
-      .object({
-        ref,
-        text: z.string().describe('Text to type; %name% placeholders are filled in by the browser.'),
-        submit: z.boolean().optional().describe('Press Enter after typing (submits most forms).'),
-      })
-      .strict(),
-    run: async (args, env) => {
-      const filled = await perform(env, { ref: args.ref, method: 'fill', arguments: { value: args.text } });
-      if (!args.submit) return filled;
-      const pressed = await perform(env, { ref: args.ref, method: 'press', arguments: { key: 'Enter' } });
-      return { text: `${filled.text} ${pressed.text}` };
-    },
-  }),
-  defineBrowserTool({
-    name: 'press',
-    description: 'Press a key or chord, e.g. "Enter", "Escape", "Tab", "Control+A", on an element (ref) or on the focused one.',
-    input: z.object({ key: z.string().min(1), ref: ref.optional() }).strict(),
-    run: (args, env) => perform(env, { ref: args.ref, method: 'press', arguments: { key: args.key } }),
-  }),
-  defineBrowserTool({
-    name: 'select_option',
-    description: 'Choose option(s) of a <select> by value or visible label.',
-    input: z
-      .object({ ref, values: z.array(z.string()).min(1).describe('Values or labels to select; several for a multi-select.') })
-      .strict(),
-    run: (args, env) => perform(env, { ref: args.ref, method: 'selectOption', arguments: { values: args.values } }),
-  }),
-  defineBrowserTool({
-    name: 'hover',
-    description: 'Move the mouse over an element (opens hover menus and tooltips).',
-    input: z.object({ ref }).strict(),
-    run: (args, env) => perform(env, { ref: args.ref, method: 'hover' }),
-  }),
-  defineBrowserTool({
-    name: 'scroll',
-    description: 'Scroll the page up or down by a number of screens, or scroll an element (ref) into view.',
-    input: z
-      .object({
-        direction: z.enum(['up', 'down']).optional().describe('Default down.'),
-        screens: z.number().positive().max(20).optional().describe('How far, in viewport heights (default 1).'),
-        ref: ref.optional().describe('Scroll this element into view instead.'),
-      })
-      .strict(),
-    run: (args, env) =>
-      args.ref
-        ? perform(env, { ref: args.ref, method: 'scroll' })
-        : perform(env, { method: 'scroll', arguments: { direction: args.direction ?? 'down', screens: args.screens } }),
-  }),
-  defineBrowserTool({
-    name: 'wait',
-    description: 'Wait a number of milliseconds, or until some text is visible on the page; with neither, until the page settles.',
-    input: z
-      .object({
-        ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Time to wait, ms.'),
-        text: z.string().min(1).optional().describe('Wait until this text is visible.'),
-        timeoutMs: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Longest wait for the text (default 10000).'),
-      })
-      .strict(),
-    run: (args, env) =>
-      perform(
-        env,
-        { method: 'wait', arguments: args.text !== undefined ? { text: args.text } : args.ms !== undefined ? { ms: args.ms } : {} },
-        args.timeoutMs,
-      ),
-  }),
+export const OWN_TOOLS = [
   defineBrowserTool({
     name: 'extract',
     description:
@@ -207,18 +123,6 @@ export const BROWSER_TOOLS = [
     run: async (args) => ({ text: 'Finished.', done: { success: args.success, message: args.message } }),
   }),
 ] as unknown as BrowserTool[];
-
-/**
- * Browser tools are act's methods: one implementation (src/core/act), and like act they answer once the page has
- * finished reacting; the tool's answer is its message, plus a line when that took long.
- */
-async function perform(env: ToolEnv, action: Action, timeoutMs?: number): Promise<ToolOutcome> {
-  const mark = isSettleWait(action) ? latestMark(env.session) : await markAction(env.session);
-  const performed = await performAction(env.session, action, { timeoutMs, signal: env.signal, variables: env.variables });
-  const settled = await settleAfterAction(env.session, mark, { signal: env.signal });
-  const line = settleLine({ settled });
-  return { text: line ? `${performed.message} ${line}` : performed.message };
-}
 
 export function clip(text: string, max = MAX_RESULT_CHARS): string {
   return text.length <= max ? text : `${text.slice(0, max)}\n... (${text.length - max} more characters cut)`;
