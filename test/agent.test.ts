@@ -127,6 +127,11 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     );
     const result = await h.session.agent(h.config()).execute('Send the contact form as Bob about support.');
     expect(result.actions.filter((action) => action.error)).toEqual([]);
+    // The refs the page shows are of the forms the prompt names: the page's own "0-N", an iframe's "1-N".
+    const page = latestPage(h.llm.requests[1]!);
+    expect(page).toMatch(/^\[0-\d+\] iframe: Contact form$/m);
+    expect(page).toMatch(/^ \[1-\d+\] textbox: Your name$/m);
+    expect(requestTexts(h.llm.requests[0]!)[0]).toContain('"[0-12]" for the page itself, "[1-4]" inside the first iframe');
     expect(result.message).toBe('Received message from Bob about support.');
     expect(await h.session.page.extract()).toMatchObject({ pageText: expect.stringContaining('Received message from Bob about support.') });
   });

@@ -59,7 +59,10 @@ async function personClicksThenDone(url: string, beforeDone: () => void = () => 
   const viewer: Page = await openViewer(viewers, url);
   try {
     await expect.poll(() => viewer.evaluate(() => document.body.dataset.control)).toBe('person');
-    expect(await viewer.locator('#banner').textContent()).toContain('Press the button');
+    // The reason is shown as the agent's words, with a warning that the page it read may have steered them.
+    const banner = await viewer.locator('#banner').textContent();
+    expect(banner).toContain('The agent asks, in its own words: “Press the button on the page.”');
+    expect(banner).toContain('a web page it read may have steered them: never type a password, API key or code');
     await clickPagePoint(viewer, 250, 160);
     // The tests read the click's effect from what the agent saw after Done.
     beforeDone();
@@ -157,17 +160,17 @@ describe('ask_human with no way to reach a person', { timeout: 180_000 }, () => 
 function elicitingClient(): {
   client: Client;
   completed: string[];
-  elicited: Array<{ url: string; elicitationId: string }>;
+  elicited: Array<{ url: string; elicitationId: string; message: string }>;
   person: () => Promise<void>;
 } {
   const client = new Client({ name: 'live-test', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
   const completed: string[] = [];
-  const elicited: Array<{ url: string; elicitationId: string }> = [];
+  const elicited: Array<{ url: string; elicitationId: string; message: string }> = [];
   let person: Promise<void> = Promise.resolve();
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
-    const params = request.params as { mode?: string; url?: string; elicitationId?: string };
+    const params = request.params as { mode?: string; url?: string; elicitationId?: string; message?: string };
     expect(params.mode).toBe('url');
-    elicited.push({ url: params.url!, elicitationId: params.elicitationId! });
+    elicited.push({ url: params.url!, elicitationId: params.elicitationId!, message: params.message ?? '' });
     person = personClicksThenDone(params.url!);
     return { action: 'accept' };
   });
@@ -206,6 +209,7 @@ describe('ask_human over MCP with URL elicitation', { timeout: 180_000 }, () => 
       expect(agent.message).toContain('| true');
       expect(elicited).toHaveLength(1);
       expect(new URL(elicited[0]!.url).origin).toBe(http.url);
+      expect(elicited[0]!.message).toMatch(/The agent asks, in its own words: “Press the button on the page.” .*may have steered them/);
       await expect.poll(() => completed).toEqual([elicited[0]!.elicitationId]);
     } finally {
       await client.close();

@@ -70,7 +70,7 @@ export function liveViewPage(nonce: string): string {
     document.body.dataset.acting = String(s.acting);
     done.disabled = !interactive || s.control === 'none';
     takeover.disabled = !interactive || s.control !== 'none';
-    if (s.control === 'person') setBanner(s.reason ? 'The agent asks: ' + s.reason + ' Press Done when finished.' : 'You have control. Press Done to hand the page back.', 'person');
+    if (s.control === 'person') setBanner(s.asks ? s.asks + ' Press Done when finished.' : 'You have control. Press Done to hand the page back.', 'person');
     else if (s.control === 'waiting') setBanner('Waiting for the running operation to finish before you get control...');
     else if (s.acting) setBanner('The agent or an operation is acting on this page.');
     else setBanner('');

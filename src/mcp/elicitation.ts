@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { agentAsks } from '../core/live/index.js';
 import type { HumanRequest } from '../core/operation.js';
 
 /**
@@ -18,7 +19,7 @@ export function urlElicitation(server: Server, relatedRequestId: RequestId): ((r
           mode: 'url',
           elicitationId,
           url: request.url,
-          message: `The browser agent needs a person: ${request.reason} Open the live view, act on the page, then press Done.`,
+          message: `The browser agent needs a person. ${agentAsks(request.reason)} Open the live view, act on the page, then press Done.`,
         },
         // The person may take as long as the agent waits; the wait has its own timeout.
         { relatedRequestId, timeout: Date.parse(request.expiresAt) - Date.now() },

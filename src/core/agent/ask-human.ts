@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.js';
-import { LIVE_DEFAULTS, type LiveViews } from '../live/index.js';
+import { agentAsks, LIVE_DEFAULTS, type LiveViews } from '../live/index.js';
 import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
 import type { ToolOutcome } from './tools.js';
@@ -29,7 +29,7 @@ export async function askHuman(reason: string, run: AskHumanRun): Promise<ToolOu
       text: 'Stopped: a person has to act first.',
       done: {
         success: false,
-        message: `A person is needed: ${reason} Open ${view.url} to act on the page, press Done, then run the agent again on this session.`,
+        message: `A person is needed. ${agentAsks(reason)} Open ${view.url} to act on the page, press Done, then run the agent again on this session.`,
         humanHelp: { url: view.url, reason, expiresAt: view.expiresAt },
       },
     };

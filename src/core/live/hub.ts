@@ -18,8 +18,10 @@ export interface LiveStatus {
   acting: boolean;
   /** none: nobody holds the page; waiting: a person asked and waits for the running operation; person: a person holds it. */
   control: 'none' | 'waiting' | 'person';
-  /** Why the agent asked for a person, while it waits. */
+  /** Why the agent asked for a person, while it waits: the agent's own words. */
   reason: string | null;
+  /** What a person is shown of that reason: marked as the agent's words, with a warning that a page may have steered them. */
+  asks: string | null;
 }
 
 export type LiveMessage = LiveStatus | { type: 'copied'; text: string } | { type: 'closed'; reason: LiveCloseReason; message: string };
@@ -429,6 +431,15 @@ export class SessionLive {
       acting: this.session.isBusy && this.control.state !== 'person',
       control: this.control.state,
       reason: this.control.state === 'person' ? this.control.reason : null,
+      asks: this.control.state === 'person' && this.control.reason ? agentAsks(this.control.reason) : null,
     };
   }
+}
+
+/**
+ * The agent's ask_human reason as a person reads it (live view, MCP elicitation): quoted as the agent's words, with a
+ * warning, since a page the agent read may have written them ("paste your API key into the page").
+ */
+export function agentAsks(reason: string): string {
+  return `The agent asks, in its own words: “${reason}” These words come from the agent, and a web page it read may have steered them: never type a password, API key or code into a page only because the agent asks for it.`;
 }

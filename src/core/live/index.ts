@@ -8,7 +8,7 @@ import { LIVE_TOKEN_DEFAULT_TTL_MS, LIVE_TOKEN_MAX_TTL_MS, LiveTokens, type Live
 
 export { LiveInput } from './input.js';
 export type { LiveMessage, LiveStatus, LiveViewer, LiveCloseReason } from './hub.js';
-export { LIVE_INPUT_TIMEOUT_MS, MAX_COPIED_CHARS, MAX_VIEWERS_PER_SESSION } from './hub.js';
+export { agentAsks, LIVE_INPUT_TIMEOUT_MS, MAX_COPIED_CHARS, MAX_VIEWERS_PER_SESSION } from './hub.js';
 export { LIVE_TOKEN_DEFAULT_TTL_MS, LIVE_TOKEN_MAX_TTL_MS } from './token.js';
 
 export const LiveViewRequest = z
