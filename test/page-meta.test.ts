@@ -119,7 +119,7 @@ describe('page metadata in extract and the agent', () => {
     expect(pageText.split('\n').slice(1).join('\n')).not.toMatch(/Lindqvist|2024-03-14/);
   });
 
-  it("the agent's page state shows the line first under the page text", async () => {
+  it("the agent's page state shows the line first in its page text", async () => {
     await session.navigate(site.url('/pages/meta.html'));
     fake.enqueue({ toolCalls: [{ name: 'done', arguments: { success: true, message: 'Mara Lindqvist' } }] });
     const result = await session
@@ -127,7 +127,8 @@ describe('page metadata in extract and the agent', () => {
       .execute({ instruction: 'Who wrote this article?', maxSteps: 2 });
     expect(result).toMatchObject({ success: true, completed: true });
     const sent = JSON.stringify(fake.requests[0]!.body.messages);
-    expect(sent).toContain(`Page text:\\n${META_LINE.replace(/"/g, '\\"')}\\n`);
+    // Its own line, the first of the page text: the body's first line follows it.
+    expect(sent).toContain(`\\n${META_LINE.replace(/"/g, '\\"')}\\nmain:\\n`);
   });
 });
 
