@@ -6,7 +6,7 @@
  *   npm run bench agent-tasks -- --base-url https://api.openai.com/v1 --model gpt-4.1-mini   # key from OPENAI_API_KEY
  *   npm run bench agent-tasks -- --relay /tmp/relay --only login,enter-text   # a person or assistant answers each request
  *
- * Options: --suite todomvc,miniwob,sites; --only name,...; --key-env NAME (default OPENAI_API_KEY); --relay-timeout
+ * Options: --suite todomvc,miniwob,sites,novel (novel: real model or relay only); --only name,...; --key-env NAME (default OPENAI_API_KEY); --relay-timeout
  * seconds per answer (default 600; when one is missed the run stops); --screenshots on|off; --out FILE (the reports as
  * JSON). See docs/agent.md, "Evaluation kit".
  */

@@ -53,6 +53,11 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     expect(await said()).toBe('card double-clicked');
   });
 
+  it('a drop zone holding draggable cards is named by its own words, each card keeping a ref of its own', async () => {
+    const text = await open();
+    expect(text).toMatch(/^\[\d+\] Column A\n \[\d+\] Card one\n \[\d+\] Card two$/m);
+  });
+
   it('names a nameless control by its icon or the row it sits in', async () => {
     const text = await open();
     expect(text).toMatch(/\[\d+\] checkbox: buy milk/);

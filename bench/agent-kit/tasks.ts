@@ -7,7 +7,7 @@ import { lastReward } from '../../test/fixtures/task-policies.js';
 import type { ReceivedRequest } from '../../test/fixtures/fake-llm.js';
 import { done, ref, type Intent, type Turn } from './scripted.js';
 
-export type Suite = 'todomvc' | 'miniwob' | 'sites';
+export type Suite = 'todomvc' | 'miniwob' | 'sites' | 'novel';
 
 export interface KitTask {
   name: string;
@@ -118,6 +118,60 @@ const MINIWOB: Record<string, Turn[] | undefined> = {
   'email-inbox-delete': undefined,
 };
 
+/**
+ * Apps written for real-model runs and seen by no model before (test/sites/novel, TASKS.md there): no scripts, a real
+ * model or the relay plays them. Success is what each app shows once the task is right (and only then).
+ */
+const NOVEL: KitTask[] = (
+  [
+    {
+      name: 'novel-kanban',
+      path: '/novel/kanban.html',
+      instruction:
+        "On the sprint board, the login redirect fix is finished: move the card 'Fix login redirect loop' into the Done column, and put it directly above 'Migrate user table' there.",
+      check: (text) => /Board updated: login fix is done and prioritised/.test(text),
+    },
+    {
+      name: 'novel-contacts',
+      path: '/novel/contacts.html',
+      instruction: "In my contacts, Chen Wei's name should be 'Chen Wei-Ling', please fix it. Also delete Eli Sandoval.",
+      check: (text) => /All changes saved/.test(text),
+    },
+    {
+      name: 'novel-datepicker',
+      path: '/novel/datepicker.html',
+      instruction: 'Book my dental check-up for Thursday 22 May 2025.',
+      check: (text) => /Appointment booked for Thu, 22 May 2025\./.test(text),
+    },
+    {
+      name: 'novel-filetree',
+      path: '/novel/filetree.html',
+      instruction: "There's a file called legacy-date.ts somewhere in the src folder. Move it into the archive folder.",
+      check: (text) => /legacy-date\.ts archived\./.test(text),
+    },
+    {
+      name: 'novel-canvas',
+      path: '/novel/canvas.html',
+      instruction: 'On the warehouse map, select the green zone labelled Delta.',
+      check: (text) => /Zone Delta selected\.(?! —)/.test(text),
+    },
+    {
+      name: 'novel-settings',
+      path: '/novel/settings.html',
+      instruction:
+        'In my preferences, turn on push notifications and the weekly digest, change the language to Spanish, set the alert volume to about 75%, and save.',
+      check: (text) =>
+        /Settings saved/.test(text) &&
+        /Español/.test(text) &&
+        /\b(7\d|80)%/.test(text) &&
+        [/Email notifications.*, on\)/, /Push notifications.*, on\)/, /Weekly digest.*, on\)/, /Sounds.*, on\)/].every((on) =>
+          on.test(text),
+        ) &&
+        ![/Product news.*, on\)/, /Do not disturb.*, on\)/].some((on) => on.test(text)),
+    },
+  ] satisfies Array<Omit<KitTask, 'suite' | 'maxSteps'>>
+).map((task) => ({ ...task, suite: 'novel' as const, maxSteps: 25 }));
+
 export const TASKS: KitTask[] = [
   todoMvc('react'),
   todoMvc('vue'),
@@ -160,4 +214,5 @@ export const TASKS: KitTask[] = [
       done(true, 'The vault code is 7-ALPHA-42.'),
     ],
   },
+  ...NOVEL,
 ];

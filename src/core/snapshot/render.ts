@@ -266,7 +266,11 @@ export class Renderer {
     // A focusable element without a name (a div with tabindex) is labelled by its text; so is an element that only
     // handles clicks (an inbox row), whose controls inside then follow on lines of their own.
     const clickable = node.props?.clickable === true && !INTERACTIVE.has(r);
-    let label = clean(node.name) || (clickable || !this.hasInteractiveInside(node) ? clean(spacedText(node)) : '');
+    const inside = this.hasInteractiveInside(node);
+    // A clickable element holding controls (a board's column holding its cards) is named by its own words only.
+    let label =
+      clean(node.name) ||
+      (!inside ? clean(spacedText(node)) : clickable ? clean(spacedText(node, (kid) => this.isInteractive(kid, kid.role))) : '');
     // A name borrowed from the row: whole when it stands in for the lines just before (which go), else its first words.
     if (node.props?.borrowed === true && !(this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
     const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId)}`;
@@ -287,7 +291,7 @@ export class Renderer {
     if (states && !icon) text += ` (${states})`;
     const options = this.selectOptions(node);
     if (options) text += ` options: ${options}`;
-    if (clickable && this.hasInteractiveInside(node)) {
+    if (clickable && inside) {
       this.flush();
       this.append(text, depth);
       this.flush();
@@ -408,14 +412,17 @@ export class Renderer {
   }
 }
 
-/** The text of a subtree with a space where a block starts or ends (`<div>Ann</div><div>Hi</div>` is "Ann Hi"). */
-function spacedText(node: PageNode): string {
+/**
+ * The text of a subtree with a space where a block starts or ends (`<div>Ann</div><div>Hi</div>` is "Ann Hi"), without
+ * the subtrees `skip` names.
+ */
+function spacedText(node: PageNode, skip?: (kid: PageNode) => boolean): string {
   let out = '';
   for (const kid of node.children) {
     if (kid.role === 'StaticText') out += kid.name;
-    else if (kid.role === 'MenuListPopup') continue;
-    else if (INLINE.has(kid.role)) out += spacedText(kid);
-    else out += ` ${kid.name && kid.role !== 'generic' ? kid.name : spacedText(kid)} `;
+    else if (kid.role === 'MenuListPopup' || skip?.(kid)) continue;
+    else if (INLINE.has(kid.role)) out += spacedText(kid, skip);
+    else out += ` ${kid.name && kid.role !== 'generic' ? kid.name : spacedText(kid, skip)} `;
   }
   return out;
 }

@@ -833,10 +833,11 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     if (tag === 'html' || tag === 'body') return false;
     // A listener on something that holds controls is a root the page delegates to (React, Vue): its controls count.
     if (listened.has(el) || HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return !el.querySelector(CONTROLS);
+    // Something that can be dragged is a target of its own, inside a drop zone too (a card in a board's column).
+    if (el.getAttribute('draggable') === 'true') return true;
     // Inside a control, a glyph of its own that shows the pointer (a row's "⋯" menu, a tab's "×") is a target too.
     if (ctx.control) return style.cursor === 'pointer' && GLYPH.test((el.textContent ?? '').trim());
     if (style.cursor === 'pointer' && !ctx.pointer) return true;
-    if (el.getAttribute('draggable') === 'true') return true;
     if (tag === 'label') {
       const control = (el as HTMLLabelElement).control;
       return !control || !control.checkVisibility();
