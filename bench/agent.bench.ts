@@ -1,5 +1,5 @@
 /**
- * Agent benchmark: a scripted 10-step task (sign in, read the account, walk three linked pages, scroll, go back,
+ * Agent benchmark: a scripted 11-step task (sign in, read the account, walk three linked pages, scroll, go back,
  * wait for text, finish) through the fake model server, with real Chromium.
  * - Input tokens the model receives (gpt-tokenizer, o200k; images by OpenAI's high-detail tile rule), against a
  *   naive loop that resends every page text and every screenshot in full each step, built from the same requests.
@@ -16,7 +16,7 @@ import { median, percentile, printTable } from './table.js';
 
 const RUNS = 3;
 /** Actions after which the page is read without a navigation to settle from. */
-const STILL_ACTIONS = new Set(['type', 'scroll', 'wait', 'hover', 'select_option', 'extract', 'screenshot']);
+const STILL_ACTIONS = new Set(['fill', 'type', 'scroll', 'wait', 'hover', 'selectOption', 'extract', 'screenshot']);
 
 function script(site: SiteServer): Script[] {
   const call =
@@ -29,16 +29,18 @@ function script(site: SiteServer): Script[] {
         return { toolCalls: [{ name: 'done', arguments: { success: false, message: String(err) } }] };
       }
     };
+  const act = (args: (request: ReceivedRequest) => Record<string, unknown>): Script => call('act', args);
   return [
     call('goto', () => ({ url: site.url('/agent/login.html') })),
-    call('type', (r) => ({ ref: refOf(r, /Username/), text: 'alice' })),
-    call('type', (r) => ({ ref: refOf(r, /Password/), text: '%password%', submit: true })),
+    act((r) => ({ method: 'fill', ref: refOf(r, /Username/), arguments: { value: 'alice' } })),
+    act((r) => ({ method: 'fill', ref: refOf(r, /Password/), arguments: { value: '%password%' } })),
+    act((r) => ({ method: 'press', ref: refOf(r, /Password/), arguments: { key: 'Enter' } })),
     call('goto', () => ({ url: site.url('/agent/chain/one.html') })),
-    call('click', (r) => ({ ref: refOf(r, /Go to room two/) })),
-    call('click', (r) => ({ ref: refOf(r, /Go to room three/) })),
-    call('scroll', () => ({ direction: 'down' })),
-    call('back', () => ({})),
-    call('wait', () => ({ text: 'Dusty shelves' })),
+    act((r) => ({ method: 'click', ref: refOf(r, /Go to room two/) })),
+    act((r) => ({ method: 'click', ref: refOf(r, /Go to room three/) })),
+    act(() => ({ method: 'scroll', arguments: { direction: 'down' } })),
+    act(() => ({ method: 'back' })),
+    act(() => ({ method: 'wait', arguments: { text: 'Dusty shelves' } })),
     call('done', () => ({ success: true, message: 'Balance read and archive visited.' })),
   ];
 }
@@ -83,7 +85,7 @@ function bodyTokens(body: Body): number {
 /** The same request as a naive loop would send it: every earlier page state in full, screenshot included. */
 function naiveBody(body: Body, fullStates: Map<number, unknown>): Body {
   const messages = body.messages.map((message: { role: string; content: unknown }) => {
-    const match = typeof message.content === 'string' ? /^\(Page state before step (\d+):/.exec(message.content) : null;
+    const match = typeof message.content === 'string' ? /^\(Page state of step (\d+):/.exec(message.content) : null;
     return match && fullStates.has(Number(match[1])) ? { ...message, content: fullStates.get(Number(match[1])) } : message;
   });
   return { ...body, messages };
@@ -95,7 +97,7 @@ function stateOf(body: Body): { step: number; content: unknown } | undefined {
       typeof message.content === 'string'
         ? message.content
         : message.content?.find?.((part: { type: string }) => part.type === 'text')?.text;
-    const match = typeof text === 'string' ? /^Page state before step (\d+) of/.exec(text) : null;
+    const match = typeof text === 'string' ? /^Page state \(step (\d+);/.exec(text) : null;
     if (match && message.role === 'user') return { step: Number(match[1]), content: message.content };
   }
   return undefined;
@@ -191,7 +193,7 @@ export async function run(): Promise<void> {
       ]);
     }
     printTable(
-      `Agent: scripted 10-step task, fake model, ${RUNS} runs each (tokens: gpt-tokenizer o200k + OpenAI image tiles)`,
+      `Agent: scripted 11-step task, fake model, ${RUNS} runs each (tokens: gpt-tokenizer o200k + OpenAI image tiles)`,
       [
         'autoScreenshot',
         'steps',
