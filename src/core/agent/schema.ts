@@ -74,7 +74,11 @@ export const AgentExecuteOptions = z.union([z.string().min(1), AgentExecuteOptio
 });
 
 export const AgentAction = z.object({
-  type: z.string().describe('Tool the agent used: goto, click, type, ..., done, or an integration or custom tool.'),
+  type: z
+    .string()
+    .describe(
+      "act's method for an act call (click, fill, ...), else the tool: goto, extract, ask_human, done, or an integration or custom tool.",
+    ),
   arguments: z.record(z.string(), z.unknown()).optional().describe('Arguments as the model gave them (variables stay as %name%).'),
   reasoning: z.string().optional().describe('What the model said alongside the call.'),
   pageUrl: z.string().optional().describe('URL of the page when the action started.'),
