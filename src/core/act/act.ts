@@ -1,7 +1,7 @@
 import { ServiceError, throwIfAborted } from '../errors.js';
 import { UsageTotal, type Usage } from '../usage.js';
 import { createModelClient, type ModelDefaults } from '../llm/index.js';
-import type { PageLocation } from '../location.js';
+import { changedLocation, type PageLocation } from '../location.js';
 import type { NavigatePolicy } from '../navigate.js';
 import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
@@ -46,5 +46,7 @@ export async function act(
     policy: defaults,
     signal: ctx.signal,
   });
-  return { ...result, ...(usage ? { usage: usage.total } : {}) };
+  // What the client's answers last showed; the agent's own actions leave it alone (its caller sees no URL).
+  const location = changedLocation(session, { url: result.url, title: result.title });
+  return { ...result, ...(location ? { location } : {}), ...(usage ? { usage: usage.total } : {}) };
 }

@@ -1,5 +1,4 @@
 import { ServiceError, isAbortError } from '../errors.js';
-import { changedLocation, type PageLocation } from '../location.js';
 import type { NavigatePolicy } from '../navigate.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
@@ -29,11 +28,7 @@ export interface RunActionOptions {
  * the page to settle, and read what it changed (the diff, or the new page). Values of variables and every secret the
  * session has seen are masked in the result.
  */
-export async function runAction(
-  session: Session,
-  action: Action,
-  options: RunActionOptions = {},
-): Promise<ActResult & { location?: PageLocation }> {
+export async function runAction(session: Session, action: Action, options: RunActionOptions = {}): Promise<ActResult> {
   const variables = options.variables ?? new Variables();
   const tabBefore = session.watched;
   const readBefore = lastRead(session);
@@ -59,7 +54,6 @@ export async function runAction(
   // This call's variables, and every secret the session saw before (a password an earlier act filled).
   const redact = (text: string) => session.recording.secrets.mask(variables.redact(text));
   const url = redact(session.page.url());
-  const location = changedLocation(session, { url, title: redact(title) });
   return {
     success: true,
     message: redact(performed.message),
@@ -73,7 +67,6 @@ export async function runAction(
     },
     url,
     title: redact(title),
-    ...(location ? { location } : {}),
     ...change,
     settled,
     ...(session.pages.count > 1 ? { tabs: session.pages.list().map((tab) => ({ ...tab, url: redact(tab.url) })) } : {}),
