@@ -33,7 +33,7 @@ const ActInput = Action.omit({ description: true }).loose();
 
 /**
  * act as the agent's tool: one tool with act's method enum, act's Action as its input, run through act's own
- * pipeline (runAction). One tool rather than one per method: 600 instead of 2,600 prompt tokens each step
+ * pipeline (runAction). One tool rather than one per method: 655 instead of 2,377 prompt tokens each step
  * (bench/agent-tools.bench.ts, docs/agent.md).
  */
 export const ACT_TOOL: BrowserTool = {
