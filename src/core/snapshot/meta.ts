@@ -7,7 +7,6 @@
  * `readMeta` is sent to the page as source text (`META_SOURCE`), so it must stand alone, like the walker.
  */
 import type { Cdp } from './cdp.js';
-import type { FrameWorlds } from './read.js';
 
 /** What the page says about itself; only fields present, each string capped in the page. */
 export interface PageMeta {
@@ -123,7 +122,7 @@ export function readMeta(limits: MetaLimits): PageMeta {
 export const META_SOURCE = `(() => { const __name = (fn) => fn; return (${readMeta.toString()}); })()`;
 
 /** The frame's metadata, read in the reader's world; undefined when the page did not answer it. */
-export async function pageMeta(cdp: Cdp, worlds: FrameWorlds): Promise<PageMeta | undefined> {
+export async function pageMeta(cdp: Cdp, worlds: { utility?: number }): Promise<PageMeta | undefined> {
   const evaluated = await cdp.send<{ result: { value?: unknown }; exceptionDetails?: unknown }>('Runtime.callFunctionOn', {
     functionDeclaration: META_SOURCE,
     executionContextId: worlds.utility,
