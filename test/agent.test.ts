@@ -13,6 +13,7 @@ import {
   type OrdersServer,
 } from './agent-fixtures.js';
 import type { Provider } from './fixtures/fake-llm.js';
+import { imageSize } from '../src/core/act/screenshot.js';
 
 /** Scripted multi-step tasks on local pages, through the real SDKs against the fake model server, with both providers. */
 describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) => {
@@ -107,6 +108,16 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     expect(result.actions[0]!.pageUrl).toContain('password=%25pw%25');
     for (const request of h.llm.requests) for (const form of [secret, sent]) expect(JSON.stringify(request.body)).not.toContain(form);
     for (const form of [secret, sent]) expect(JSON.stringify(result)).not.toContain(form);
+  });
+
+  it('sends its screenshot at the size the model sees it (Chromium scales it) and says the scale for coordinates', async () => {
+    await h.session.page.goto(h.site.url('/agent/login.html'));
+    h.llm.enqueue({ toolCalls: [{ name: 'done', arguments: { success: true, message: 'Looked.' } }] });
+    await h.session.agent(h.config()).execute('Look at the page.');
+    const body = JSON.stringify(h.llm.requests[0]!.body);
+    expect(body).toContain('screenshot at 0.4x');
+    const jpeg = /(\/9j\/[A-Za-z0-9+/=]+)/.exec(body)![1]!;
+    expect(imageSize(Buffer.from(jpeg, 'base64'))).toEqual({ width: 512, height: 320 });
   });
 
   it('fills and submits a form inside an iframe', async () => {

@@ -26,13 +26,20 @@ interface Region {
   height: number;
 }
 
-/** A screenshot of the viewport, the full page or one element (by ref), within SCREENSHOT_LIMITS. */
-export async function screenshot(session: Session, req: ScreenshotRequest = {}): Promise<Screenshot> {
+/**
+ * A screenshot of the viewport, the full page or one element (by ref), within SCREENSHOT_LIMITS; `maxSide` asks
+ * Chromium for fewer pixels still (the agent's overview for a model: no decoding and re-encoding on this thread).
+ */
+export async function screenshot(
+  session: Session,
+  req: ScreenshotRequest = {},
+  { maxSide = SCREENSHOT_LIMITS.maxSide }: { maxSide?: number } = {},
+): Promise<Screenshot> {
   const cdp = await pageSession(session.watched, DEFAULT_CALL_TIMEOUT_MS);
   const { region, clipped, beyondViewport } = await regionOf(session, cdp, req);
   let format = req.format ?? 'png';
   let quality = req.quality ?? DEFAULT_JPEG_QUALITY;
-  let scale = Math.min(1, SCREENSHOT_LIMITS.maxSide / Math.max(region.width, region.height));
+  let scale = Math.min(1, Math.min(maxSide, SCREENSHOT_LIMITS.maxSide) / Math.max(region.width, region.height));
   for (let attempt = 1; ; attempt++) {
     const { data } = await cdp.send<{ data: string }>('Page.captureScreenshot', {
       format,

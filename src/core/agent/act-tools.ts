@@ -24,7 +24,7 @@ function signature(method: ActMethod): string {
 }
 
 const ACT_DESCRIPTION = [
-  'Act on the page: one method, its target (ref from the page text; or selector; or x and y, viewport CSS px, for click, dblclick, hover, dragTo) and its arguments. The result says what changed on the page.',
+  'Act on the page: a method, its target (ref from the page text, or selector, or x and y in viewport CSS px) and arguments; the result says what changed.',
   ...ACT_METHODS.map((method) => `- ${signature(method)}: ${METHOD_DESCRIPTIONS[method]}`),
 ].join('\n');
 

@@ -1,4 +1,5 @@
 import { screenshot as takeScreenshot } from '../act/index.js';
+import { LOW_DETAIL_SIDE } from '../llm/images.js';
 import type { ServiceConfig } from '../config.js';
 import { cancelledError, isAbortError, ServiceError, throwIfAborted } from '../errors.js';
 import { UsageTotal, type Usage } from '../usage.js';
@@ -273,10 +274,9 @@ async function observe(session: Session, options: ObserveOptions): Promise<PageS
       };
     },
   );
-  const screenshot = options.screenshot
-    ? await takeScreenshot(session, { format: 'jpeg', quality: 50 })
-        .then((shot) => shot.image.toString('base64'))
-        .catch(() => undefined)
+  // Taken at the size the model sees it (LOW_DETAIL_SIDE): Chromium scales it, nothing decodes it on this thread.
+  const shot = options.screenshot
+    ? await takeScreenshot(session, { format: 'jpeg', quality: 50 }, { maxSide: LOW_DETAIL_SIDE }).catch(() => undefined)
     : undefined;
   return {
     step: options.step,
@@ -286,7 +286,7 @@ async function observe(session: Session, options: ObserveOptions): Promise<PageS
     title: options.variables.redact(snapshot.title),
     text: options.variables.redact(snapshot.text),
     notes: options.notes,
-    screenshot,
+    ...(shot ? { screenshot: shot.image.toString('base64'), screenshotScale: shot.scale } : {}),
   };
 }
 

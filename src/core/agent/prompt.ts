@@ -42,6 +42,8 @@ export interface PageState {
   notes: string[];
   /** Base64 JPEG. */
   screenshot?: string;
+  /** Its pixels per viewport CSS pixel (below 1: act's x and y are its pixels divided by this). */
+  screenshotScale?: number;
 }
 
 /**
@@ -60,7 +62,7 @@ export class History {
   addState(state: PageState): void {
     if (this.lastStateIndex >= 0) this.messages[this.lastStateIndex] = { role: 'user', content: this.lastStateSummary };
     const text = [
-      `Page state (step ${state.step}; actions left: ${state.actionsLeft} of ${state.maxSteps}):`,
+      `Page state (step ${state.step}; actions left: ${state.actionsLeft} of ${state.maxSteps}${scaleNote(state)}):`,
       `URL: ${state.url}`,
       `Title: ${state.title}`,
       ...state.notes.map((note) => `Note: ${note}`),
@@ -101,4 +103,9 @@ export class History {
 function clipPage(text: string): string {
   if (text.length <= MAX_PAGE_TEXT_CHARS) return text;
   return `${text.slice(0, MAX_PAGE_TEXT_CHARS)}\n... (page text cut after ${MAX_PAGE_TEXT_CHARS} characters; scroll or use extract for the rest)`;
+}
+
+/** `; screenshot at 0.4x`: act's x and y are the screenshot's pixels divided by it (said only when it is scaled). */
+function scaleNote({ screenshot, screenshotScale }: PageState): string {
+  return screenshot && screenshotScale !== undefined && screenshotScale < 1 ? `; screenshot at ${Number(screenshotScale.toFixed(2))}x` : '';
 }
