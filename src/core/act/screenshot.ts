@@ -5,6 +5,7 @@ import { resolveRef } from '../snapshot/index.js';
 import { actionError } from './errors.js';
 import { ACTION_TIMEOUT_MS } from './perform.js';
 import type { ScreenshotInfo, ScreenshotRequest } from './schema.js';
+import { imageSize as headerSize } from '../llm/images.js';
 
 /**
  * Size caps, so a full-page screenshot of a huge page cannot flood a client or its model: the longest side is scaled
@@ -117,16 +118,9 @@ function clamp(region: Region, page: { width: number; height: number }): Region 
   return { x, y, width: Math.max(1, right - x), height: Math.max(1, bottom - y) };
 }
 
-/** Width and height from a PNG (IHDR) or JPEG (SOF marker) header. */
+/** Width and height of a screenshot the browser returned (its PNG or JPEG header). */
 export function imageSize(image: Buffer): { width: number; height: number } {
-  if (image.length >= 24 && image.readUInt32BE(0) === 0x89504e47) return { width: image.readUInt32BE(16), height: image.readUInt32BE(20) };
-  for (let i = 2; i + 9 < image.length;) {
-    if (image[i] !== 0xff) break;
-    const marker = image[i + 1]!;
-    // SOF0-SOF15 carry the frame size, except DHT (C4), JPG (C8) and DAC (CC).
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
-      return { height: image.readUInt16BE(i + 5), width: image.readUInt16BE(i + 7) };
-    i += 2 + image.readUInt16BE(i + 2);
-  }
-  throw new ServiceError('internal', 'The browser returned an image of an unknown format.');
+  const size = headerSize(image);
+  if (!size) throw new ServiceError('internal', 'The browser returned an image of an unknown format.');
+  return size;
 }
