@@ -24,14 +24,7 @@ import { extract, type ExtractOptions } from './extract.js';
 import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
 import { newActionId, type OperationContext } from './operation.js';
 import { LiveViews, type LiveViewRequest, type LiveViewResult } from './live/index.js';
-import {
-  RetainedRecordings,
-  TraceRecorder,
-  notRecorded,
-  traceOptions,
-  type ActionLogEntry,
-  type StepInfo,
-} from './recording/index.js';
+import { RetainedRecordings, TraceRecorder, notRecorded, traceOptions, type ActionLogEntry, type StepInfo } from './recording/index.js';
 import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
 import type { Usage } from './usage.js';
 import type { LoadedPage, Outcome } from './outcome.js';
