@@ -140,12 +140,14 @@ function pointOf(action: Action): Point | undefined {
 const str = (value: unknown) => JSON.stringify(value);
 
 /** A value typed into a password field is a secret of the session from now on: the log and the trace mask it. */
-async function maskIfPassword(s: Step, element: Locator, value: string): Promise<void> {
-  if (!value) return;
-  const password = s.ref
-    ? isPasswordRef(s.session, s.ref)
-    : (await element.getAttribute('type', { timeout: s.timeout }).catch(() => null))?.toLowerCase() === 'password';
-  if (password) s.session.recording.secrets.addPassword(value);
+async function maskIfPassword(s: Step, password: boolean, value: string): Promise<void> {
+  if (value && password) s.session.recording.secrets.addPassword(value);
+}
+
+/** Whether the element is a password field: as the page text read it for a ref, asked of the page for a selector. */
+async function isPassword(s: Step, element: Locator): Promise<boolean> {
+  if (s.ref) return isPasswordRef(s.session, s.ref);
+  return (await element.getAttribute('type', { timeout: s.timeout }).catch(() => null))?.toLowerCase() === 'password';
 }
 
 const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
@@ -167,13 +169,14 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   },
   fill: async (s) => {
     const element = await s.element();
-    await maskIfPassword(s, element, s.args.value as string);
+    const password = await isPassword(s, element);
+    await maskIfPassword(s, password, s.args.value as string);
     await element.fill(s.args.value as string, { timeout: s.timeout });
-    return `Filled ${s.target} with ${str(s.shown.value)}.${await heldValue(s, element, s.args.value as string)}`;
+    return `Filled ${s.target} with ${str(s.shown.value)}.${await heldValue(s, element, s.args.value as string, password)}`;
   },
   type: async (s) => {
     const element = await s.element();
-    await maskIfPassword(s, element, s.args.text as string);
+    await maskIfPassword(s, await isPassword(s, element), s.args.text as string);
     await element.pressSequentially(s.args.text as string, { timeout: s.timeout });
     return `Typed ${str(s.shown.text)} into ${s.target}.`;
   },
@@ -188,7 +191,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     const element = await s.element();
     const selected = await element.selectOption(s.args.values as string[], { timeout: s.timeout });
     await loaded(s.page);
-    return `Selected ${selected.map(str).join(', ')} in ${s.target}.${await heldValue(s, element, selected.join(', '))}`;
+    return `Selected ${selected.map(str).join(', ')} in ${s.target}.${await heldValue(s, element, selected.join(', '), false)}`;
   },
   check: async (s) => {
     await (await s.element()).check({ timeout: s.timeout });
@@ -311,9 +314,8 @@ async function pointIn(element: Locator, position: Point | undefined, timeout: n
  * What a field holds after fill or selectOption, when it is not what was asked for (a page that formats, completes or
  * refuses the value): ` It now holds "…".` Password fields and unchanged values say nothing.
  */
-async function heldValue(s: Step, element: Locator, asked: string): Promise<string> {
-  const type = s.ref ? undefined : await element.getAttribute('type', { timeout: 2_000 }).catch(() => null);
-  if (s.ref ? isPasswordRef(s.session, s.ref) : type?.toLowerCase() === 'password') return '';
+async function heldValue(s: Step, element: Locator, asked: string, password: boolean): Promise<string> {
+  if (password) return '';
   const held = await element.inputValue({ timeout: Math.min(s.timeout, 2_000) }).catch(() => undefined);
   if (held === undefined || held === asked) return '';
   return ` It now holds ${str(masked(s, held))}.`;
