@@ -62,13 +62,13 @@ export class RequestBlocker {
         (route) => blocker.block(route, 'blockUrls'),
       );
     }
-    if (types.length && proxyAuth) {
+    if (types.length) {
       blocker.types = types;
-      await blocker.routeTypes();
-    } else if (types.length) {
-      blocker.types = types;
-      context.on('page', (page) => void blocker.ready(page));
-      for (const page of context.pages()) await blocker.ready(page);
+      if (proxyAuth) await blocker.routeTypes();
+      else {
+        context.on('page', (page) => void blocker.ready(page));
+        for (const page of context.pages()) await blocker.ready(page);
+      }
     }
     return blocker;
   }
