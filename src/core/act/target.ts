@@ -52,7 +52,7 @@ export async function resolveSelector(session: Session, selector: string, timeou
         .nth(i)
         .innerText({ timeout: Math.min(timeoutMs, 2_000) })
         .then(
-          (text) => clip(text),
+          (text) => session.recording.secrets.mask(clip(text)),
           () => '',
         ),
     ),
@@ -115,7 +115,8 @@ export async function describePoint(session: Session, point: Point): Promise<str
     if (!found) return '';
     // The page's background says nothing of what is drawn there.
     if (found.tag === 'html' || found.tag === 'body') return '';
-    return found.text ? `${found.tag} ${JSON.stringify(clip(found.text))}` : found.tag;
+    // Page words in an answer: the session's secrets masked, as in the page text.
+    return found.text ? `${found.tag} ${JSON.stringify(session.recording.secrets.mask(clip(found.text)))}` : found.tag;
   } catch {
     return '';
   }
