@@ -154,4 +154,21 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     // fill sets the value without key events; the page's handler runs on input and shouts it.
     expect(again.message).toBe('Filled selector "#upper" with "calm". It now holds "CALM".');
   });
+
+  it('keeps the refs of a list drawn again from scratch: an old ref still acts, and the diff shows only what changed', async () => {
+    const text = await open();
+    const bob = refOf(text, /button: Delete Bob/);
+    const deleted = await session.page.act({ ref: refOf(text, /button: Delete Ann/), method: 'click' });
+    // Every row is a new element now; the ones that say the same keep their numbers, so they are not in the diff.
+    expect(deleted.diff!.removed).toEqual(expect.arrayContaining([expect.stringMatching(/Delete Ann/)]));
+    expect([...deleted.diff!.removed, ...deleted.diff!.added].join('\n')).not.toMatch(/Delete (Bob|Cy)/);
+    await session.page.act({ ref: bob, method: 'click' });
+    expect(await said()).toBe('deleted Bob');
+    // Three "Open" buttons went and one came: which one it is cannot be told, so it gets a new number.
+    const after = (await session.page.extract()).pageText;
+    expect(refOf(after, /button: Delete Cy/)).toBe(refOf(text, /button: Delete Cy/));
+    const opens = [...text.matchAll(/\[(\d+)\] button: Open/g)].map((match) => match[1]);
+    expect(opens).toHaveLength(3);
+    expect(opens).not.toContain(refOf(after, /button: Open/));
+  });
 });

@@ -60,7 +60,7 @@ export async function fillFrameSlots(
         continue;
       }
       const frameId = session.frameId(frame);
-      const renderer = new Renderer(`${frameId}-`, true, refNumbers(session, frameId, read.document), read.hidden);
+      const renderer = new Renderer(`${frameId}-`, true, refNumbers(session, frameId, read), read.hidden);
       slot.lines.push(...renderer.render(read.root, slot.depth));
       out.push({ frameId, refs: renderer.refs, read });
       await fillFrameSlots(session, renderer.lines.filter(isSlot), read, cdp, timeoutMs, out);

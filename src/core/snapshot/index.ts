@@ -80,12 +80,7 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   // Main-frame refs are bare numbers ("12", one o200k token) unless iframe content is inlined beside them ("0-12", "1-3").
   const inlined = options.iframes === true && page.frames().length > 1;
   session.state.set(MAIN_REF_FRAME, mainId);
-  const renderer = new Renderer(
-    inlined ? `${mainId}-` : '',
-    options.iframes ?? false,
-    refNumbers(session, mainId, read.document),
-    read.hidden,
-  );
+  const renderer = new Renderer(inlined ? `${mainId}-` : '', options.iframes ?? false, refNumbers(session, mainId, read), read.hidden);
   renderer.render(read.root);
   const frames: FrameRefs[] = [{ frameId: mainId, refs: renderer.refs, read }];
   if (options.iframes) await fillFrameSlots(session, renderer.lines.filter(isSlot), read, cdp, callTimeoutMs, frames);

@@ -88,6 +88,8 @@ export interface FrameRead {
   /** Iframe elements' `data-bsm-frame` stamps, by element id. */
   frameStamps: Map<number, string>;
   worlds: FrameWorlds;
+  /** Ids of elements that have left the document since the last whole read (none for a narrow read). */
+  gone: number[];
   /** What the document says about itself (read when asked for). */
   meta?: PageMeta;
 }
@@ -157,7 +159,9 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath: string | undefined
       throw new ServiceError('selector_not_found', `The selector ${JSON.stringify(xpath)} matches nothing on the page.`);
     throw new ServiceError('invalid_argument', `selector is not a valid XPath: ${result.message}`);
   }
-  return { ...toTree(result.root), document: result.doc, title: result.title, worlds, ...(meta ? { meta } : {}) };
+  // A second walk (with closed shadow roots) no longer sees what the first found gone.
+  const gone = first.ok && result !== first ? [...first.gone, ...result.gone] : result.gone;
+  return { ...toTree(result.root), document: result.doc, title: result.title, worlds, gone, ...(meta ? { meta } : {}) };
 }
 
 /**
@@ -271,7 +275,7 @@ interface DomNode {
 }
 
 /** The reader's answer as the tree the renderer walks, with what it needs beside it gathered on the way. */
-function toTree(top: WalkNode): Omit<FrameRead, 'document' | 'title' | 'worlds' | 'meta'> {
+function toTree(top: WalkNode): Omit<FrameRead, 'document' | 'title' | 'worlds' | 'meta' | 'gone'> {
   const hidden = new Map<number, HiddenText>();
   const passwords = new Set<number>();
   const frameStamps = new Map<number, string>();

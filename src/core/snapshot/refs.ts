@@ -14,11 +14,15 @@ export const MAIN_REF_FRAME = stateKey('snapshot.mainRefFrame', () => '0');
 /** Each frame's ref numbering, by frame id. */
 const NUMBERS = stateKey('snapshot.refNumbers', () => new Map<string, RefNumbers>());
 
-/** The frame's ref numbering, kept on the session while its document stays; a new document gets a fresh one. */
-export function refNumbers(session: Session, frameId: string, document: string): RefNumbers {
+/**
+ * The frame's ref numbering for a read of it, kept on the session while its document stays (told which elements the
+ * read found gone); a new document gets a fresh one.
+ */
+export function refNumbers(session: Session, frameId: string, read: { document: string; gone: number[] }): RefNumbers {
   const all = session.state.get(NUMBERS);
   let numbers = all.get(frameId);
-  if (!numbers || numbers.document !== document) all.set(frameId, (numbers = new RefNumbers(document)));
+  if (!numbers || numbers.document !== read.document) all.set(frameId, (numbers = new RefNumbers(read.document)));
+  numbers.left(read.gone);
   return numbers;
 }
 

@@ -91,17 +91,54 @@ export interface FrameSlot {
  */
 export class RefNumbers {
   private readonly byElement = new Map<number, number>();
+  /** What each number stands for now: its element and what it was ("role name"), if it was named. */
+  private readonly holders = new Map<number, { elementId: number; key?: string; gone: boolean }>();
+  /** The numbers each key was given, for finding a replaced element's number. */
+  private readonly byKey = new Map<string, number[]>();
+  private next = 1;
 
   constructor(
     /** The document these numbers belong to (the reader's token for it); a new document starts again at 1. */
     readonly document: string,
   ) {}
 
-  of(elementId: number): number {
+  /** Elements that have left the document (a whole read's `gone`): a replacement may take their numbers. */
+  left(elementIds: Iterable<number>): void {
+    for (const id of elementIds) {
+      const n = this.byElement.get(id);
+      if (n === undefined) continue;
+      this.byElement.delete(id);
+      this.holders.get(n)!.gone = true;
+    }
+  }
+
+  /**
+   * The element's number. A new element takes the number of the one element that had its key (role, name, icon)
+   * and has left the document: a list drawn again from scratch keeps its refs, so a ref read before still works and
+   * an action's diff shows only what changed. Where several gone elements had the key, none is guessed at.
+   */
+  of(elementId: number, key?: string): number {
     let n = this.byElement.get(elementId);
-    if (n === undefined) this.byElement.set(elementId, (n = this.byElement.size + 1));
+    if (n !== undefined) return n;
+    n = key === undefined ? undefined : this.successor(key);
+    if (n === undefined) {
+      n = this.next++;
+      if (key !== undefined) this.byKey.set(key, [...(this.byKey.get(key) ?? []), n]);
+    }
+    this.byElement.set(elementId, n);
+    this.holders.set(n, { elementId, key, gone: false });
     return n;
   }
+
+  private successor(key: string): number | undefined {
+    const free = (this.byKey.get(key) ?? []).filter((n) => this.holders.get(n)!.gone);
+    return free.length === 1 ? free[0] : undefined;
+  }
+}
+
+/** What a ref's element is, for passing its number on when it is replaced; undefined when it says too little. */
+function refKey(role: string, name: string, icon?: string): string | undefined {
+  return name || icon ? `${role}\u0000${name}\u0000${icon ?? ''}` : undefined;
 }
 
 /**
@@ -247,8 +284,9 @@ export class Renderer {
   /** `[ref] ` for a clickable element whose line keeps its own shape (a list item, a heading, a row); '' otherwise. */
   private mark(node: PageNode): string {
     if (node.props?.clickable !== true || node.elementId === undefined) return '';
-    const ref = `${this.refPrefix}${this.numbers.of(node.elementId)}`;
-    this.refs.set(ref, { role: node.role, name: clean(node.name) || clean(spacedText(node)).slice(0, 80), elementId: node.elementId });
+    const name = clean(node.name) || clean(spacedText(node)).slice(0, 80);
+    const ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKey(node.role, name))}`;
+    this.refs.set(ref, { role: node.role, name, elementId: node.elementId });
     return `[${ref}] `;
   }
 
@@ -273,13 +311,13 @@ export class Renderer {
       (!inside ? clean(spacedText(node)) : clickable ? clean(spacedText(node, (kid) => this.isInteractive(kid, kid.role))) : '');
     // A name borrowed from the row: whole when it stands in for the lines just before (which go), else its first words.
     if (node.props?.borrowed === true && !(this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
-    const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId)}`;
+    const icon = stringProp(node, 'icon');
+    const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId, refKey(r, label, icon))}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
     const role = DISPLAY_ROLE[r] ?? r;
     let text = `[${ref}]${role ? ` ${role}` : ''}`;
-    const icon = stringProp(node, 'icon');
     if (label) text += role ? `: ${label}` : ` ${label}`;
     else if (href) text += `: ${urlLabel(href)}`;
     else if (!role && !icon) text += ' clickable';
@@ -399,7 +437,7 @@ export class Renderer {
     // The frame element itself gets a ref too: it can be scrolled to, focused or clicked like any other element.
     let ref = '';
     if (node.elementId !== undefined) {
-      ref = `${this.refPrefix}${this.numbers.of(node.elementId)}`;
+      ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKey('iframe', label))}`;
       this.refs.set(ref, { role: 'iframe', name: label, elementId: node.elementId });
     }
     const head = `${indent(depth)}${ref ? `[${ref}] ` : ''}iframe${label ? `: ${label}` : ''}`;

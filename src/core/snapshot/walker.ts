@@ -52,7 +52,7 @@ export interface WalkOptions {
 }
 
 export type WalkResult =
-  | { ok: true; doc: string; title: string; root: WalkNode }
+  | { ok: true; doc: string; title: string; root: WalkNode; gone: number[] }
   | { ok: false; error: 'too_large'; elements: number; scoped: boolean }
   | { ok: false; error: 'not_found' }
   | { ok: false; error: 'invalid_xpath'; message: string };
@@ -70,8 +70,15 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     next: 1,
     nodes: new Map(),
   });
-  // A whole read forgets elements that have left; a narrow read (xpath) adds to what the last reads found.
-  if (options.xpath === undefined) for (const [id, ref] of state.nodes) if (!ref.deref()?.isConnected) state.nodes.delete(id);
+  // A whole read forgets elements that have left (and says which, so their refs can pass to their replacements); a
+  // narrow read (xpath) adds to what the last reads found.
+  const gone: number[] = [];
+  if (options.xpath === undefined)
+    for (const [id, ref] of state.nodes)
+      if (!ref.deref()?.isConnected) {
+        state.nodes.delete(id);
+        gone.push(id);
+      }
 
   const closed = new Map<Element, ShadowRoot>();
   for (const root of handed.slice(0, options.closedRoots) as ShadowRoot[]) if (root && root.host) closed.set(root.host, root);
@@ -110,7 +117,7 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     start = found && found.nodeType !== Node.ELEMENT_NODE ? found.parentElement : (found as Element | null);
     if (!start) return JSON.stringify({ ok: false, error: 'not_found' });
   }
-  if (!start) return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root: { r: 'RootWebArea', c: [] } });
+  if (!start) return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root: { r: 'RootWebArea', c: [] }, gone });
   const elements = countIn(options.xpath === undefined ? document : start);
   if (elements > options.maxElements)
     return JSON.stringify({ ok: false, error: 'too_large', elements, scoped: options.xpath !== undefined });
@@ -937,7 +944,7 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
   };
   visit(start, ctx, top);
   const root: WalkNode = options.xpath === undefined ? { r: 'RootWebArea', n: document.title, c: top } : { r: 'generic', g: 1, c: top };
-  return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root });
+  return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root, gone });
 }
 
 /**
