@@ -44,7 +44,10 @@ describe('MCP over stdio', () => {
   const start = async (): Promise<string> => {
     const result = await server.call('session_start');
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-    return (result.structuredContent as unknown as SessionInfo).id;
+    const { id } = result.structuredContent as unknown as SessionInfo;
+    // A model reads the id and the idle limit in one line; the rest of the session is in structuredContent.
+    expect(result.content).toEqual([{ type: 'text', text: `Started session ${id}; it ends after 15 min without a call.` }]);
+    return id;
   };
   const end = (sessionId: string) => server.call('session_end', { sessionId });
   const navigate = (sessionId: string, url: string, extra: Record<string, unknown> = {}) =>

@@ -20,6 +20,11 @@ export const sessionStart = defineOperation({
   example: {},
   // A storage state may be 5 MiB (src/core/state).
   rest: { method: 'POST', path: '/v1/sessions/start', operationId: 'SessionStart', quick: true, bodyLimit: MAX_START_BODY_BYTES },
+  // The id is what a model needs from this answer; frames, tabs and options stay in structuredContent.
+  text: (info) => {
+    const idleMinutes = Math.round((Date.parse(info.expiresAt) - Date.parse(info.lastUsedAt)) / 60_000);
+    return `Started session ${info.id}${info.host === 'local' ? '' : ` on ${info.host}`}; it ends after ${idleMinutes} min without a call.`;
+  },
   run: async (input, { service, owner }) => ({ result: await service.startSession(owner, input), pageEvents: [] }),
 });
 
