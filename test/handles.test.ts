@@ -171,4 +171,17 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     expect(opens).toHaveLength(3);
     expect(opens).not.toContain(refOf(after, /button: Open/));
   });
+
+  it("reads the items a grid or flex box shows side by side as one line, a row's icon button after the row's words", async () => {
+    const text = await open();
+    expect(text).toMatch(/^Mo Tu We Th$/m);
+    expect(text).toMatch(/^1 \[\d+\] 2 3 4$/m);
+    await session.page.act({ ref: refOf(text, /^1 \[\d+\] 2/), method: 'click' });
+    expect(await said()).toBe('picked 2');
+    // Items of different heights centred on one row share it; the button's name borrowed from the row is not repeated.
+    expect(text).toMatch(/^AB Ann Bell \[\d+\] button \(icon: trash\)$/m);
+    // A column stays a column, and a heading keeps its own line.
+    expect(text).toMatch(/^Upper item\nLower item\nLast item$/m);
+    expect(text).toMatch(/^#### Card title\nbeside\nit$/m);
+  });
 });

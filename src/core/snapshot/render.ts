@@ -177,6 +177,7 @@ export class Renderer {
     if (node.ignored) return this.kids(node, depth);
     if (r === 'StaticText') return this.text(node.name, depth);
     if (r === 'LineBreak') return this.flush();
+    if (r === 'VisualRow') return this.visualRow(node, depth);
     if (r === 'Iframe') return this.iframe(node, depth);
     const shaped = node.props?.clickable === true && (MARKED.has(r) || CONTAINERS.has(r));
     if (this.isInteractive(node, r) && !shaped) return this.control(node, r, depth);
@@ -310,7 +311,8 @@ export class Renderer {
       clean(node.name) ||
       (!inside ? clean(spacedText(node)) : clickable ? clean(spacedText(node, (kid) => this.isInteractive(kid, kid.role))) : '');
     // A name borrowed from the row: whole when it stands in for the lines just before (which go), else its first words.
-    if (node.props?.borrowed === true && !(this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
+    const borrowed = node.props?.borrowed === true ? label : '';
+    if (borrowed && !(this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
     const icon = stringProp(node, 'icon');
     const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId, refKey(r, label, icon))}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
@@ -318,7 +320,10 @@ export class Renderer {
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
     const role = DISPLAY_ROLE[r] ?? r;
     let text = `[${ref}]${role ? ` ${role}` : ''}`;
-    if (label) text += role ? `: ${label}` : ` ${label}`;
+    // A name borrowed from a row that is on this very line already (a grid row: `AH Chen Wei … [3] button (icon:
+    // trash)`) is not said twice; the ref keeps it, for act's messages.
+    const shown = borrowed && this.rowDepth > 0 && says(clean(this.line.join('')), borrowed) ? '' : label;
+    if (shown) text += role ? `: ${shown}` : ` ${shown}`;
     else if (href) text += `: ${urlLabel(href)}`;
     else if (!role && !icon) text += ' clickable';
     // An icon's hint, beside the words a nameless control borrowed from its row.
@@ -336,7 +341,7 @@ export class Renderer {
       return this.controlsOnly(node, depth + 1);
     }
     // A <label> rendered just before its control says the same as the control's name.
-    if (label && clean(this.line.join('')) === label) this.line = [];
+    if (shown && clean(this.line.join('')) === shown) this.line = [];
     // So do the lines just before a control whose name it borrowed from them (a settings row's title and hint).
     if (label && !this.line.length) this.dropRepeated(label);
     this.append(this.line.length ? ` ${text}` : text, depth);
@@ -427,6 +432,15 @@ export class Renderer {
       this.node(cell, depth, false);
       this.line.push(' |');
     }
+    this.rowDepth--;
+    this.flush();
+  }
+
+  /** Items a flex or grid box shows side by side (the reader's `VisualRow`): one line, controls included. */
+  private visualRow(node: PageNode, depth: number): void {
+    this.flush();
+    this.rowDepth++;
+    this.kids(node, depth);
     this.rowDepth--;
     this.flush();
   }

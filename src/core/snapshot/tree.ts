@@ -1,6 +1,6 @@
 /** The tree the renderer walks: the in-page reader's answer (walker.ts), with parent links and readable field names. */
 export interface PageNode {
-  /** ARIA role or the reader's own (`StaticText` for text, `Iframe`, `MenuListPopup`, `LineBreak`). */
+  /** ARIA role or the reader's own (`StaticText` for text, `Iframe`, `MenuListPopup`, `LineBreak`, `VisualRow`). */
   role: string;
   /** Accessible name; for text, the text. */
   name: string;

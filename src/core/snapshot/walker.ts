@@ -304,6 +304,10 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     s: 'deletion',
   };
   const MATHML = 'http://www.w3.org/1998/Math/MathML';
+  /** Longest text of one item a flex or grid line joins, and most items in such a box. */
+  const MAX_LINE_ITEM = 40;
+  const MAX_LINE_ITEMS = 400;
+  const HEADINGS = 'h1, h2, h3, h4, h5, h6, [role=heading]';
   let hiddenLeft = options.maxHidden;
   let timesLeft = options.maxTimes;
 
@@ -682,6 +686,53 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     for (const kid of flatChildren(node, shadow)) visit(kid, ctx, out);
   };
 
+  /**
+   * A flex or grid box of short items (a calendar's days, a toolbar, chips): the items that sit side by side on
+   * screen are read as one line each (`VisualRow`), as a person reads them, instead of one line per item.
+   */
+  const visitLines = (el: Element, shadow: ShadowRoot | null, ctx: Context, out: Array<WalkNode | string>) => {
+    const kids = flatChildren(el, shadow);
+    const items = kids.filter(
+      (kid): kid is HTMLElement => kid.nodeType === Node.ELEMENT_NODE && (kid as Element).getClientRects().length > 0,
+    );
+    // A heading keeps its own line: it says where the page's parts begin.
+    const short = (item: HTMLElement) => {
+      const text = item.innerText ?? '';
+      return text.length <= MAX_LINE_ITEM && !text.includes('\n') && !item.matches(HEADINGS) && !item.querySelector(HEADINGS);
+    };
+    if (items.length < 3 || items.length > MAX_LINE_ITEMS || !items.every(short)) return visitChildren(el, shadow, ctx, out);
+    // Items share a line when each one's middle is within the height of the line's first item (items of
+    // different heights, centred on one row, have different tops).
+    const lineOf = new Map<Node, number>();
+    let first: DOMRect | undefined;
+    let lines = 0;
+    for (const item of items) {
+      const box = item.getBoundingClientRect();
+      const middle = (box.top + box.bottom) / 2;
+      const firstMiddle = first ? (first.top + first.bottom) / 2 : Number.NaN;
+      const same =
+        first !== undefined && middle >= first.top && middle <= first.bottom && firstMiddle >= box.top && firstMiddle <= box.bottom;
+      if (!same) {
+        first = box;
+        lines++;
+      }
+      lineOf.set(item, lines);
+    }
+    // Every item on a line of its own (a column): nothing to join.
+    if (lines === items.length) return visitChildren(el, shadow, ctx, out);
+    let row: Array<WalkNode | string> | undefined;
+    let current = 0;
+    for (const kid of kids) {
+      const line = lineOf.get(kid);
+      if (line !== undefined && line !== current) {
+        row = [];
+        out.push({ r: 'VisualRow', c: row });
+        current = line;
+      }
+      visit(kid, ctx, row ?? out);
+    }
+  };
+
   const visit = (node: Node, ctx: Context, out: Array<WalkNode | string>): void => {
     if (node.nodeType === Node.TEXT_NODE) {
       if (!ctx.visible || ctx.mute) return;
@@ -762,7 +813,8 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
       // role=none takes the semantics away, not the layout: a block stays a block.
       else if (!inline) {
         const c: Array<WalkNode | string> = [];
-        visitChildren(el, shadow, inner, c);
+        if (inner.flexParent) visitLines(el, shadow, inner, c);
+        else visitChildren(el, shadow, inner, c);
         if (c.length) out.push({ r: 'generic', c });
         return;
       } else {
