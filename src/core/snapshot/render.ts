@@ -91,8 +91,8 @@ export interface FrameSlot {
  */
 export class RefNumbers {
   private readonly byElement = new Map<number, number>();
-  /** What each number stands for now: its element and what it was ("role name"), if it was named. */
-  private readonly holders = new Map<number, { elementId: number; key?: string; gone: boolean }>();
+  /** What each number stands for now: its element, and whether that element has left the document. */
+  private readonly holders = new Map<number, { elementId: number; gone: boolean }>();
   /** The numbers each key was given, for finding a replaced element's number. */
   private readonly byKey = new Map<string, number[]>();
   private next = 1;
@@ -113,20 +113,23 @@ export class RefNumbers {
   }
 
   /**
-   * The element's number. A new element takes the number of the one element that had its key (role, name, icon)
-   * and has left the document: a list drawn again from scratch keeps its refs, so a ref read before still works and
-   * an action's diff shows only what changed. Where several gone elements had the key, none is guessed at.
+   * The element's number. A new element takes the number of the one gone element that had its first key that one
+   * gone element had (keys from the most to the least telling: what it is with the words before it, then what it
+   * is): a list drawn again from scratch keeps its refs, so a ref read before still works and an action's diff shows
+   * only what changed. Where several gone elements share every key, none is guessed at.
    */
-  of(elementId: number, key?: string): number {
+  of(elementId: number, keys: Array<string | undefined> = []): number {
     let n = this.byElement.get(elementId);
     if (n !== undefined) return n;
-    n = key === undefined ? undefined : this.successor(key);
-    if (n === undefined) {
-      n = this.next++;
-      if (key !== undefined) this.byKey.set(key, [...(this.byKey.get(key) ?? []), n]);
+    const known = keys.filter((key): key is string => key !== undefined);
+    for (const key of known) if ((n = this.successor(key)) !== undefined) break;
+    n ??= this.next++;
+    for (const key of known) {
+      const numbers = this.byKey.get(key) ?? [];
+      if (!numbers.includes(n)) this.byKey.set(key, [...numbers, n]);
     }
     this.byElement.set(elementId, n);
-    this.holders.set(n, { elementId, key, gone: false });
+    this.holders.set(n, { elementId, gone: false });
     return n;
   }
 
@@ -136,9 +139,15 @@ export class RefNumbers {
   }
 }
 
-/** What a ref's element is, for passing its number on when it is replaced; undefined when it says too little. */
-function refKey(role: string, name: string, icon?: string): string | undefined {
-  return name || icon ? `${role}\u0000${name}\u0000${icon ?? ''}` : undefined;
+/**
+ * What a ref's element is, for passing its number on when it is replaced: with the words just before it (its row),
+ * then alone; none when it says too little.
+ */
+function refKeys(role: string, name: string, icon: string | undefined, before: string): Array<string | undefined> {
+  if (!name && !icon) return [];
+  const what = `${role}\u0000${name}\u0000${icon ?? ''}`;
+  const context = before.replace(/\[[\d-]+\] |\]\([\d-]+\)/g, '').slice(-80);
+  return [context ? `${what}\u0000${context}` : undefined, what];
 }
 
 /**
@@ -247,6 +256,14 @@ export class Renderer {
     }
   }
 
+  /** The words just before what is rendered next: its line so far, else the line before. */
+  private before(): string {
+    const line = clean(this.line.join(''));
+    if (line) return line;
+    const last = this.lines[this.lines.length - 1];
+    return typeof last === 'string' ? last.trim() : '';
+  }
+
   private append(piece: string, depth: number): void {
     if (this.line.length === 0) this.lineDepth = depth;
     this.line.push(piece);
@@ -286,7 +303,7 @@ export class Renderer {
   private mark(node: PageNode): string {
     if (node.props?.clickable !== true || node.elementId === undefined) return '';
     const name = clean(node.name) || clean(spacedText(node)).slice(0, 80);
-    const ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKey(node.role, name))}`;
+    const ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKeys(node.role, name, undefined, this.before()))}`;
     this.refs.set(ref, { role: node.role, name, elementId: node.elementId });
     return `[${ref}] `;
   }
@@ -314,7 +331,7 @@ export class Renderer {
     const borrowed = node.props?.borrowed === true ? label : '';
     if (borrowed && !(this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
     const icon = stringProp(node, 'icon');
-    const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId, refKey(r, label, icon))}`;
+    const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId, refKeys(r, label, icon, this.before()))}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
@@ -451,7 +468,7 @@ export class Renderer {
     // The frame element itself gets a ref too: it can be scrolled to, focused or clicked like any other element.
     let ref = '';
     if (node.elementId !== undefined) {
-      ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKey('iframe', label))}`;
+      ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKeys('iframe', label, undefined, this.before()))}`;
       this.refs.set(ref, { role: 'iframe', name: label, elementId: node.elementId });
     }
     const head = `${indent(depth)}${ref ? `[${ref}] ` : ''}iframe${label ? `: ${label}` : ''}`;
