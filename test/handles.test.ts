@@ -45,7 +45,9 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     // One ref for the pointer card, none for its children (they inherit the cursor).
     expect(text).not.toMatch(/\[\d+\] second line/);
 
-    await session.page.act({ ref: refOf(text, /Listened word/), method: 'click' });
+    const listened = refOf(text, /Listened word/);
+    // The message names it by its words; "generic" would say nothing.
+    expect((await session.page.act({ ref: listened, method: 'click' })).message).toBe(`Clicked [${listened}] "Listened word".`);
     expect(await said()).toBe('listened clicked');
     await session.page.act({ ref: refOf(text, /Property word/), method: 'click' });
     expect(await said()).toBe('property pressed');

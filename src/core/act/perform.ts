@@ -121,8 +121,15 @@ function describeRef(session: Session, ref: string): string {
       'ref_not_found',
       `Unknown element ref "${ref}". Refs look like "41" (or "1-41" inside an iframe) and come from the latest page text or observe; read the page again to get fresh ones.`,
     );
-  return target.name ? `${target.role} ${JSON.stringify(target.name)}` : target.role;
+  // The ref's line is in the page text (and the diff): a few words say which one it was; a bare "generic" says nothing.
+  const role = target.role === 'generic' ? '' : target.role;
+  const words = target.name.split(' ');
+  const name = words.length > MESSAGE_NAME_WORDS ? `${words.slice(0, MESSAGE_NAME_WORDS).join(' ')}…` : target.name;
+  return [role, name && JSON.stringify(name)].filter(Boolean).join(' ') || 'element';
 }
+
+/** Most words of an element's name an action's message repeats. */
+const MESSAGE_NAME_WORDS = 5;
 
 /** The mouse at the step's point, bounded by its timeout: a page stuck in a script never answers an input event. */
 function withMouse(s: Step, use: (mouse: Page['mouse'], at: Point) => Promise<void>): Promise<void> {
