@@ -16,6 +16,7 @@ import { BrowserService } from '../src/core/service.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
 import { CORPUS_DIR, startCorpusServer } from './corpus.js';
 import { median, printTable } from './table.js';
+import { actOperation, extractOperation, navigateOperation, observeOperation } from '../src/core/operations/index.js';
 
 const CORPUS_PAGES = ['ars-1', 'wikipedia-2', 'nytimes-1', 'theverge', 'mozilla-1'];
 const OWNER = 'bench';
@@ -45,10 +46,10 @@ interface Task {
 async function measure(service: BrowserService, task: Task): Promise<Array<string | number>> {
   const { id } = await service.startSession(OWNER);
   try {
-    await service.navigate(OWNER, id, { url: task.url });
-    const read = async () => String(((await service.extract(OWNER, id, {})).result as { pageText: string }).pageText);
+    await service.run(navigateOperation, OWNER, id, { url: task.url });
+    const read = async () => String(((await service.run(extractOperation, OWNER, id, {})).result as { pageText: string }).pageText);
     const first = countTokens(await read());
-    const observed = (await service.observe(OWNER, id, {})).result.actions;
+    const observed = (await service.run(observeOperation, OWNER, id, {})).result.actions;
     const steps: Action[] = task.fixed
       ? task.fixed.map(({ match, arguments: args }) => {
           const found = observed.find((action) => match.test(action.description));
@@ -58,7 +59,7 @@ async function measure(service: BrowserService, task: Task): Promise<Array<strin
     let fromResults = first;
     let rereading = first;
     for (const step of steps) {
-      const { result } = await service.act(OWNER, id, { action: step });
+      const { result } = await service.run(actOperation, OWNER, id, { action: step });
       fromResults += countTokens(actResultText(result));
       // The other client sees a one-line confirmation and then reads the whole page again.
       rereading += countTokens(result.message) + countTokens(await read());
@@ -102,11 +103,13 @@ async function latePage(service: BrowserService, id: string, url: string, late: 
   let successes = 0;
   const runs = late.runs ?? RUNS;
   for (let i = 0; i < runs; i++) {
-    await service.navigate(OWNER, id, { url });
-    const control = (await service.observe(OWNER, id, {})).result.actions.find((action) => late.control.test(action.description));
+    await service.run(navigateOperation, OWNER, id, { url });
+    const control = (await service.run(observeOperation, OWNER, id, {})).result.actions.find((action) =>
+      late.control.test(action.description),
+    );
     if (!control) throw new Error(`no control ${late.control} on ${url}`);
     const started = performance.now();
-    const { result } = await service.act(OWNER, id, { action: { ...control, ...late.action } });
+    const { result } = await service.run(actOperation, OWNER, id, { action: { ...control, ...late.action } });
     times.push(performance.now() - started);
     if ([...(result.diff?.added ?? []), result.pageText ?? ''].join('\n').includes(late.expect)) successes++;
     // `settled` is this release's; the bench also runs on the release before it, which has none.

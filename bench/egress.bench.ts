@@ -8,6 +8,7 @@ import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
 import { median, percentile, printTable } from './table.js';
+import { navigateOperation } from '../src/core/operations/index.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
 const WARMUP = 3;
@@ -39,7 +40,7 @@ export async function run(): Promise<void> {
       for (const i of order) {
         const { service } = services[i]!;
         const url = site.url(PAGES[round % PAGES.length]!);
-        const ms = await time(() => service.navigate(OWNER, ids[i]!, { url }));
+        const ms = await time(() => service.run(navigateOperation, OWNER, ids[i]!, { url }));
         if (round >= WARMUP) navigations[i]!.push(ms);
       }
     }

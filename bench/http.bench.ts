@@ -13,6 +13,7 @@ import { LOCAL_OWNER } from '../src/door.js';
 import { serveHttp } from '../src/http/server.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
 import { median, percentile, printTable } from './table.js';
+import { navigateOperation } from '../src/core/operations/index.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
 const WARMUP = 3;
@@ -85,7 +86,7 @@ export async function run(): Promise<void> {
     const doors: Door[] = [
       {
         name: 'in-process BrowserService',
-        navigate: async (url) => void (await service.navigate(LOCAL_OWNER, inProcessId, { url })),
+        navigate: async (url) => void (await service.run(navigateOperation, LOCAL_OWNER, inProcessId, { url })),
         getSession: async () => void service.getSession(LOCAL_OWNER, inProcessId),
       },
       {
@@ -150,7 +151,9 @@ export async function run(): Promise<void> {
     const localIds: string[] = [];
     for (let i = 0; i < CONCURRENT; i++) localIds.push((await service.startSession(OWNER)).id);
     const rows = [
-      await throughput('in-process BrowserService', localIds, site.url, (id, url) => service.navigate(OWNER, id, { url }).then(() => true)),
+      await throughput('in-process BrowserService', localIds, site.url, (id, url) =>
+        service.run(navigateOperation, OWNER, id, { url }).then(() => true),
+      ),
       await throughput('REST (fetch)', ids, site.url, async (id, url) => {
         const res = await fetch(`${http.url}/v1/sessions/${id}/navigate`, {
           method: 'POST',

@@ -13,6 +13,7 @@ import { BrowserService } from '../src/core/service.js';
 import { MAX_PAGE_ELEMENTS } from '../src/core/snapshot/size.js';
 import { startSiteServer, type SiteServer } from '../test/fixtures/site-server.js';
 import { median, printTable } from './table.js';
+import { extractOperation, navigateOperation } from '../src/core/operations/index.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
@@ -70,7 +71,7 @@ async function runScenario(service: BrowserService, site: SiteServer, b: string,
   try {
     let busy = true;
     // On a machine loaded enough that A's page does not load in time, the row says so instead of ending the run.
-    const loading = service.navigate(OWNER, a, { url: site.url(scenario.page), options: { timeout: 120_000 } }).then(
+    const loading = service.run(navigateOperation, OWNER, a, { url: site.url(scenario.page), options: { timeout: 120_000 } }).then(
       () => true,
       (err: { code?: string }) => (
         into.outcomes.set(`load ${err.code ?? 'error'}`, (into.outcomes.get(`load ${err.code ?? 'error'}`) ?? 0) + 1),
@@ -83,7 +84,7 @@ async function runScenario(service: BrowserService, site: SiteServer, b: string,
       // Two reads at least, so B's rounds overlap whole reads, not just their start.
       for (let i = 0; i < 2 || busy; i++) {
         const started = performance.now();
-        const outcome = await service.extract(OWNER, a, {}).then(
+        const outcome = await service.run(extractOperation, OWNER, a, {}).then(
           () => 'text',
           (err: { code?: string }) => err.code ?? 'error',
         );
@@ -95,7 +96,7 @@ async function runScenario(service: BrowserService, site: SiteServer, b: string,
     void work.finally(() => (done = true));
     for (let i = 0; i < ROUNDS || !done; i++) {
       const started = performance.now();
-      await service.navigate(OWNER, b, { url: site.url(i % 2 ? '/page2.html' : '/index.html') });
+      await service.run(navigateOperation, OWNER, b, { url: site.url(i % 2 ? '/page2.html' : '/index.html') });
       into.navigate.push(performance.now() - started);
       if (i >= ROUNDS) busy = false;
     }
@@ -121,7 +122,7 @@ export async function run(): Promise<void> {
         const service = new BrowserService({ logger: silentLogger() });
         try {
           const b = (await service.startSession(OWNER)).id;
-          await service.navigate(OWNER, b, { url: site.url('/index.html') });
+          await service.run(navigateOperation, OWNER, b, { url: site.url('/index.html') });
           for (const scenario of SCENARIOS) {
             const sample = samples.get(key(flags.name, scenario.name)) ?? { navigate: [], reads: [], outcomes: new Map() };
             samples.set(key(flags.name, scenario.name), sample);

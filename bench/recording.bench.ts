@@ -22,6 +22,7 @@ import { BrowserService } from '../src/core/service.js';
 import { MAX_PAGE_ELEMENTS } from '../src/core/snapshot/size.js';
 import { startSiteServer, type SiteServer } from '../test/fixtures/site-server.js';
 import { median, printTable } from './table.js';
+import { actOperation, extractOperation, navigateOperation, observeOperation } from '../src/core/operations/index.js';
 
 const OWNER = 'bench';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
@@ -49,10 +50,11 @@ async function timed<T>(list: number[], work: () => Promise<T>): Promise<T> {
 
 async function session(service: BrowserService, site: SiteServer, record: RecordOption | undefined, into: Timings): Promise<void> {
   const { id } = await service.startSession(OWNER, { record });
-  const act = (action: Action, variables?: Record<string, string>) => timed(into.act, () => service.act(OWNER, id, { action, variables }));
-  const observe = async () => (await service.observe(OWNER, id, {})).result.actions;
+  const act = (action: Action, variables?: Record<string, string>) =>
+    timed(into.act, () => service.run(actOperation, OWNER, id, { action, variables }));
+  const observe = async () => (await service.run(observeOperation, OWNER, id, {})).result.actions;
   try {
-    await timed(into.navigate, () => service.navigate(OWNER, id, { url: site.url('/recording/login.html') }));
+    await timed(into.navigate, () => service.run(navigateOperation, OWNER, id, { url: site.url('/recording/login.html') }));
     const form = await observe();
     await act(pick(form, /textbox: Username/, { value: 'alice' }));
     await act(pick(form, /textbox: One-time code/, { value: '%code%' }), { code: 'otp-918273' });
@@ -60,7 +62,7 @@ async function session(service: BrowserService, site: SiteServer, record: Record
     await act(pick(form, /button: Sign in/));
     await act(pick(await observe(), /link: Statements/));
     await act(pick(await observe(), /link: Settings/));
-    await timed(into.navigate, () => service.navigate(OWNER, id, { url: site.url('/recording/statements.html') }));
+    await timed(into.navigate, () => service.run(navigateOperation, OWNER, id, { url: site.url('/recording/statements.html') }));
     if (record) {
       const started = performance.now();
       const zip = await service.recording(OWNER, id);
@@ -115,8 +117,8 @@ async function bigTrace(service: BrowserService, site: SiteServer): Promise<Arra
   const { id } = await service.startSession(OWNER, { record: true });
   try {
     for (let step = 0; step < BIG_STEPS; step++) {
-      await service.navigate(OWNER, id, { url: site.url(`/hostile/huge-dom.html?rows=${BIG_ROWS}&step=${step}`) });
-      await service.extract(OWNER, id, {});
+      await service.run(navigateOperation, OWNER, id, { url: site.url(`/hostile/huge-dom.html?rows=${BIG_ROWS}&step=${step}`) });
+      await service.run(extractOperation, OWNER, id, {});
     }
     let worst = 0;
     let last = performance.now();

@@ -12,6 +12,7 @@ import { startStdioServer, type StdioServer } from '../test/fixtures/mcp-stdio.j
 import { treePssBytes, treeRssBytes } from '../test/fixtures/processes.js';
 import { startSiteServer, type SiteServer } from '../test/fixtures/site-server.js';
 import { median, percentile, printTable } from './table.js';
+import { navigateOperation } from '../src/core/operations/index.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
 const WARMUP = 3;
@@ -63,7 +64,7 @@ function inProcessDoor(service: BrowserService): Door {
     name: 'in-process BrowserService',
     startSession: async () => (await service.startSession(OWNER)).id,
     endSession: (id) => service.endSession(OWNER, id),
-    navigate: async (id, url) => void (await service.navigate(OWNER, id, { url })),
+    navigate: async (id, url) => void (await service.run(navigateOperation, OWNER, id, { url })),
     close: () => service.close(),
   };
 }

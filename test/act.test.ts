@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
-import { SCREENSHOT_LIMITS, type ObservedAction } from '../src/core/act/index.js';
+import { screenshot, SCREENSHOT_LIMITS, type ObservedAction } from '../src/core/act/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { requestTexts } from './agent-fixtures.js';
 import { startFakeLLM, type FakeLLM, type Provider, type ReceivedRequest } from './fixtures/fake-llm.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { rejection } from './fixtures/rejection.js';
+import { screenshotOperation } from '../src/core/operations/index.js';
 
 let site: SiteServer;
 let llm: FakeLLM;
@@ -206,15 +207,15 @@ describe('screenshot', () => {
     expect(await decoded(jpeg)).toEqual({ width: 1280, height: 800 });
 
     const pay = find((await session.page.observe()).actions, /button: Pay now/);
-    const { result } = await lib.service.screenshot('library', session.id, { ref: pay.ref });
-    expect(await decoded(result.image)).toEqual({ width: result.width, height: result.height });
-    expect(result.width).toBeLessThan(200);
-    expect(result.height).toBeLessThan(60);
+    const { bytes, info } = (await lib.service.run(screenshotOperation, 'library', session.id, { ref: pay.ref })).result;
+    expect(await decoded(bytes)).toEqual({ width: info.width, height: info.height });
+    expect(info.width).toBeLessThan(200);
+    expect(info.height).toBeLessThan(60);
   });
 
   it('keeps a full-page screenshot of a huge noisy page within the size caps', async () => {
     await session.navigate(site.url('/act/huge.html'));
-    const { result } = await lib.service.screenshot('library', session.id, { fullPage: true });
+    const { result } = await lib.service.operate('library', session.id, (s) => screenshot(s, { fullPage: true }));
     expect(result.bytes).toBeLessThanOrEqual(SCREENSHOT_LIMITS.maxBytes);
     expect(result.image.length).toBe(result.bytes);
     expect(Math.max(result.width, result.height)).toBeLessThanOrEqual(SCREENSHOT_LIMITS.maxSide);

@@ -14,6 +14,7 @@ import { ROOT } from './fixtures/mcp-stdio.js';
 import { api, startHttp } from './http-fixture.js';
 import { encodedTargets, startAttackSite, startInternalServer, startSilentServer } from './fixtures/egress-sites.js';
 import { rejection } from './fixtures/rejection.js';
+import { extractOperation, navigateOperation } from '../src/core/operations/index.js';
 
 const OWNER = 'library';
 
@@ -135,7 +136,7 @@ describe('egress policy "public" with the browser', () => {
   });
 
   it('a page on an allowed site reaches nothing internal (frame, images, encoded IPs, fetch, XHR, WebSocket, service worker), and says so as blocked events', async () => {
-    const outcome = await lib.service.navigate(OWNER, session.id, { url: `${site.origin}/attack.html` });
+    const outcome = await lib.service.run(navigateOperation, OWNER, session.id, { url: `${site.origin}/attack.html` });
     expect(outcome.result?.status).toBe(200);
     const page = lib.service.sessions.get(session.id, OWNER).page;
     expect(await page.evaluate('window.results')).toEqual(['failed', 'failed', 'failed', 'sw:failed']);
@@ -156,7 +157,7 @@ describe('egress policy "public" with the browser', () => {
 
   it('a WebSocket to the allowed site works through the proxy (a CONNECT tunnel), both ways, and nothing is blocked', async () => {
     const before = site.webSocketUpgrades;
-    const outcome = await lib.service.navigate(OWNER, session.id, { url: `${site.origin}/websocket.html` });
+    const outcome = await lib.service.run(navigateOperation, OWNER, session.id, { url: `${site.origin}/websocket.html` });
     expect(outcome.result?.status).toBe(200);
     const page = lib.service.sessions.get(session.id, OWNER).page;
     // The page sent "ping" over the socket and got the site's answer back through the tunnel.
@@ -191,7 +192,7 @@ describe('egress policy "public" with the browser', () => {
       expect(answer).toMatch(/proxy-authenticate: Basic/i);
     }
     // The browser context itself still goes through it.
-    const outcome = await lib.service.navigate(OWNER, session.id, { url: `${site.origin}/websocket.html` });
+    const outcome = await lib.service.run(navigateOperation, OWNER, session.id, { url: `${site.origin}/websocket.html` });
     expect(outcome.result?.status).toBe(200);
   });
 
@@ -238,7 +239,7 @@ describe('egress policy "public" with the browser', () => {
 
   it('a model baseURL at an internal address is model_error saying the egress policy refused it', async () => {
     const error = await rejection(
-      lib.service.extract(OWNER, session.id, {
+      lib.service.run(extractOperation, OWNER, session.id, {
         instruction: 'What is on the page?',
         modelName: 'openai/gpt-test',
         modelClientOptions: { apiKey: 'k', baseURL: `http://127.0.0.1:${internal.port}/v1`, maxRetries: 0 },

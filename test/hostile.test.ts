@@ -4,6 +4,7 @@ import { ServiceError } from '../src/core/errors.js';
 import { silentLogger } from '../src/core/logger.js';
 import { waitFor } from './fixtures/processes.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { navigateOperation } from '../src/core/operations/index.js';
 
 /**
  * Policy: dialogs, popups, endless loading, crashes and huge DOMs never block a session, another session or the
@@ -139,7 +140,7 @@ describe('hostile pages', () => {
       await session.navigate(site.url('/hostile/beforeunload.html'));
       // Chromium asks "leave site?" only after the user has interacted with the page.
       await lib.service.operate('library', session.id, (s) => s.page.click('#stay'));
-      const left = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
+      const left = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/page2.html') });
       expect(left.result).toMatchObject({ status: 200, url: site.url('/page2.html') });
       expect(left.pageEvents).toContainEqual(
         expect.objectContaining({ type: 'dialog', message: expect.stringMatching(/^beforeunload .* accepted/) }),
@@ -152,7 +153,7 @@ describe('hostile pages', () => {
   it('a page that opens 50 popups in a loop does not block: each is closed and reported', async () => {
     const session = await lib.startSession();
     try {
-      const opened = await lib.service.navigate('library', session.id, { url: site.url('/hostile/popups.html') });
+      const opened = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/hostile/popups.html') });
       expect(opened.result).toMatchObject({ status: 200 });
       const { context } = internal(session);
       const popups = () => internal(session).events.filter((event) => event.type === 'popup');
@@ -167,7 +168,7 @@ describe('hostile pages', () => {
   it('window.print() and alert() called in a loop do not block: every alert is answered and the script runs to its end', async () => {
     const session = await lib.startSession();
     try {
-      const loaded = await lib.service.navigate('library', session.id, { url: site.url('/hostile/dialog-loop.html') });
+      const loaded = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/hostile/dialog-loop.html') });
       expect(loaded.result).toMatchObject({ status: 200 });
       expect(loaded.pageEvents.length).toBeGreaterThan(0);
       expect(loaded.pageEvents.every((event) => event.type === 'dialog' && /^alert "alert \d+" was accepted/.test(event.message))).toBe(
@@ -194,7 +195,7 @@ describe('hostile pages', () => {
       const away = await outcome(session.navigate(site.url('/page2.html'), { options: { timeout: 5_000 } }));
       if (away.code !== undefined) expect(away.code).toBe('navigation_timeout');
       // ...and the session continues on a fresh page, saying why.
-      const next = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
+      const next = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/page2.html') });
       expect(next.result).toMatchObject({ status: 200 });
       if (away.code !== undefined) expect(next.pageEvents.map((event) => event.type)).toContain('unresponsive');
       expect((await session.page.extract()).pageText).toContain('Second page');
@@ -209,7 +210,7 @@ describe('hostile pages', () => {
     try {
       await session.navigate(site.url('/index.html'));
       expect((await outcome(session.navigate(site.url('/slow?ms=20000'), { options: { timeout: 800 } }))).code).toBe('navigation_timeout');
-      const next = await lib.service.navigate('library', session.id, { url: site.url('/page2.html') });
+      const next = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/page2.html') });
       expect(next.result).toMatchObject({ status: 200 });
       // The page was waiting, not hung: it must not be reported or replaced as unresponsive.
       expect(next.pageEvents.map((event) => event.type)).not.toContain('unresponsive');

@@ -13,6 +13,14 @@ import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { LOCAL_OWNER } from '../src/door.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
+import {
+  actOperation,
+  agentExecuteOperation,
+  extractOperation,
+  navigateOperation,
+  observeOperation,
+  screenshotOperation,
+} from '../src/core/operations/index.js';
 
 // Sessions on a pool of real browser hosts on loopback: playwright-core run-server processes and a CDP Chromium.
 const OWNER = 'pool-test';
@@ -93,7 +101,7 @@ describe('a pool of browser hosts', () => {
 
     // Every host runs real pages that reach the site server.
     for (const info of started.slice(0, 3)) {
-      const { result } = await service.navigate(OWNER, info.id, { url: site.url('/index.html') });
+      const { result } = await service.run(navigateOperation, OWNER, info.id, { url: site.url('/index.html') });
       expect(result?.status).toBe(200);
     }
     await Promise.all(started.map((info) => service.endSession(OWNER, info.id)));
@@ -110,23 +118,23 @@ describe('a pool of browser hosts', () => {
     const { id, host: where } = await service.startSession(OWNER);
     expect(where).toBe(`ws://127.0.0.1:${a.port}`);
 
-    await service.navigate(OWNER, id, { url: site.url('/pages/shadow.html') });
-    const shadow = (await service.extract(OWNER, id, {})).result as { pageText: string };
+    await service.run(navigateOperation, OWNER, id, { url: site.url('/pages/shadow.html') });
+    const shadow = (await service.run(extractOperation, OWNER, id, {})).result as { pageText: string };
     expect(shadow.pageText).toContain('Text inside a closed shadow root.');
-    await service.navigate(OWNER, id, { url: site.url('/pages/frames-same.html') });
-    const framed = (await service.extract(OWNER, id, { iframes: true })).result as { pageText: string };
+    await service.run(navigateOperation, OWNER, id, { url: site.url('/pages/frames-same.html') });
+    const framed = (await service.run(extractOperation, OWNER, id, { iframes: true })).result as { pageText: string };
     expect(framed.pageText).toContain('Weekly news from inside the frame.');
 
-    const dialogs = await service.navigate(OWNER, id, { url: site.url('/dialogs.html') });
+    const dialogs = await service.run(navigateOperation, OWNER, id, { url: site.url('/dialogs.html') });
     expect(dialogs.pageEvents.map((event) => event.type)).toEqual(['dialog', 'dialog']);
-    await service.navigate(OWNER, id, { url: site.url('/popup.html') });
+    await service.run(navigateOperation, OWNER, id, { url: site.url('/popup.html') });
     await expect
       .poll(() => service.getSession(OWNER, id).recentEvents.some((event) => event.type === 'popup'), { timeout: 5_000 })
       .toBe(true);
 
     fake.enqueue({ json: { heading: 'A page that opens a window' } });
     const schema = { type: 'object', properties: { heading: { type: 'string' } }, required: ['heading'] };
-    const extracted = await service.extract(OWNER, id, { instruction: 'the main heading', schema });
+    const extracted = await service.run(extractOperation, OWNER, id, { instruction: 'the main heading', schema });
     expect(extracted.result).toEqual({ heading: 'A page that opens a window' });
     expect(JSON.stringify(fake.requests[0]!.body)).toContain('A page that opens a window');
 
@@ -146,7 +154,7 @@ describe('a pool of browser hosts', () => {
         ],
       }),
     );
-    const agent = await service.agentExecute(OWNER, id, {
+    const agent = await service.run(agentExecuteOperation, OWNER, id, {
       agentConfig: {
         provider: 'openai',
         model: 'gpt-4.1-mini',
@@ -160,17 +168,17 @@ describe('a pool of browser hosts', () => {
     expect(agent.result).toMatchObject({ success: true, completed: true, message: expect.stringContaining('4,217.93 EUR') });
 
     // A client's own model drives the remote page: observe, act by its refs, and look at it.
-    await service.navigate(OWNER, id, { url: site.url('/agent/login.html') });
-    const { actions } = (await service.observe(OWNER, id, {})).result;
+    await service.run(navigateOperation, OWNER, id, { url: site.url('/agent/login.html') });
+    const { actions } = (await service.run(observeOperation, OWNER, id, {})).result;
     const field = (label: RegExp) => actions.find((action) => action.method === 'fill' && label.test(action.description))!;
-    await service.act(OWNER, id, { action: { ...field(/Username/), arguments: { value: 'alice' } } });
-    await service.act(OWNER, id, { action: { ...field(/Password/), arguments: { value: 'correct horse battery' } } });
+    await service.run(actOperation, OWNER, id, { action: { ...field(/Username/), arguments: { value: 'alice' } } });
+    await service.run(actOperation, OWNER, id, { action: { ...field(/Password/), arguments: { value: 'correct horse battery' } } });
     const submit = actions.find((action) => action.method === 'click' && /Sign in/i.test(action.description))!;
-    const signedIn = await service.act(OWNER, id, { action: submit });
+    const signedIn = await service.run(actOperation, OWNER, id, { action: submit });
     expect(signedIn.result).toMatchObject({ navigated: true, pageText: expect.stringContaining('4,217.93 EUR') });
-    const shot = (await service.screenshot(OWNER, id, { format: 'png' })).result;
-    expect([...shot.image.subarray(1, 4)].map((byte) => String.fromCharCode(byte)).join('')).toBe('PNG');
-    expect({ width: shot.width, height: shot.height }).toEqual({ width: 1280, height: 800 });
+    const shot = (await service.run(screenshotOperation, OWNER, id, { format: 'png' })).result;
+    expect([...shot.bytes.subarray(1, 4)].map((byte) => String.fromCharCode(byte)).join('')).toBe('PNG');
+    expect({ width: shot.info.width, height: shot.info.height }).toEqual({ width: 1280, height: 800 });
   });
 
   it('a host that dies: its sessions fail fast with browser_unavailable and are listed as lost; new sessions go elsewhere; it takes sessions again once back', async () => {
@@ -188,7 +196,7 @@ describe('a pool of browser hosts', () => {
     expect(keptInfo.host).not.toBe(doomedName);
 
     // A navigation that would wait 60 s is in flight when the host goes.
-    const inFlight = failure(service.navigate(owner, lostInfo.id, { url: site.url('/hang'), options: { timeout: 60_000 } }));
+    const inFlight = failure(service.run(navigateOperation, owner, lostInfo.id, { url: site.url('/hang'), options: { timeout: 60_000 } }));
     await expect.poll(() => site.requests.some((request) => request.url === '/hang'), { timeout: 10_000 }).toBe(true);
     const killedAt = Date.now();
     await doomed.kill();
@@ -197,7 +205,7 @@ describe('a pool of browser hosts', () => {
     expect(err.message).toContain(doomedName);
     expect(Date.now() - killedAt).toBeLessThan(5_000);
 
-    const again = await failure(service.navigate(owner, lostInfo.id, { url: site.url('/index.html') }));
+    const again = await failure(service.run(navigateOperation, owner, lostInfo.id, { url: site.url('/index.html') }));
     expect(again.code).toBe('browser_unavailable');
     const rest = await api(http.url, 'POST', `/v1/sessions/${lostInfo.id}/navigate`, { body: { url: site.url('/index.html') } });
     expect(rest.status).toBe(503);
@@ -209,7 +217,7 @@ describe('a pool of browser hosts', () => {
     );
 
     // The other host's session works on, and new sessions land there.
-    expect((await service.navigate(owner, keptInfo.id, { url: site.url('/page2.html') })).result?.status).toBe(200);
+    expect((await service.run(navigateOperation, owner, keptInfo.id, { url: site.url('/page2.html') })).result?.status).toBe(200);
     const fresh = await service.startSession(owner);
     expect(fresh.host).toBe(keptInfo.host);
     expect(service.browser.status().hosts.find((entry) => entry.name === doomedName)?.state).toBe('down');
@@ -226,7 +234,7 @@ describe('a pool of browser hosts', () => {
       .toBe('up');
     const placedBack = await service.startSession(owner);
     expect(placedBack.host).toBe(doomedName);
-    expect((await service.navigate(owner, placedBack.id, { url: site.url('/index.html') })).result?.status).toBe(200);
+    expect((await service.run(navigateOperation, owner, placedBack.id, { url: site.url('/index.html') })).result?.status).toBe(200);
   });
 
   it('with no host reachable, session_start answers browser_unavailable naming every host tried', async () => {
@@ -335,7 +343,7 @@ describe('the egress policy on browser hosts', () => {
     fake.reset();
     const service = pooled({ playwrightEndpoints: [a.url], egressPolicy: 'public', egressAllow: [new URL(site.origin).host] });
     const { id } = await service.startSession(OWNER);
-    expect((await service.navigate(OWNER, id, { url: site.url('/index.html') })).result?.status).toBe(200);
+    expect((await service.run(navigateOperation, OWNER, id, { url: site.url('/index.html') })).result?.status).toBe(200);
 
     // An internal address the policy does not allow (the fake model server on 127.0.0.1): refused by the proxy.
     const page = service.sessions.get(id, OWNER).page;

@@ -4,17 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
 import type { NavigateRequest } from '../src/core/navigate.js';
 import type { OperationContext } from '../src/core/operation.js';
-import { BrowserService } from '../src/core/service.js';
+import { BrowserService, type SessionWork } from '../src/core/service.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, rawRequest, readSse, startHttp, type TestHttp } from './http-fixture.js';
 
 /** The real service, recording the context each navigate got so a test can see the abort reach the core. */
 class ObservedService extends BrowserService {
   readonly navigations: Array<{ url: string; signal?: AbortSignal; settled: boolean }> = [];
-  override navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}) {
-    const record = { url: req.url, signal: ctx.signal, settled: false };
+  override run<I extends object, R>(operation: SessionWork<I, R>, owner: string, id: string, input: I, ctx: OperationContext = {}) {
+    const running = super.run(operation, owner, id, input, ctx);
+    if (operation.name !== 'navigate') return running;
+    const record = { url: (input as NavigateRequest).url, signal: ctx.signal, settled: false };
     this.navigations.push(record);
-    const running = super.navigate(owner, id, req, ctx);
     running.then(
       () => (record.settled = true),
       () => (record.settled = true),

@@ -4,6 +4,7 @@ import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { takeSnapshot } from '../src/core/snapshot/index.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { actOperation, extractOperation, navigateOperation } from '../src/core/operations/index.js';
 
 describe('a page whose script loops forever after it loaded', () => {
   let site: SiteServer;
@@ -21,7 +22,7 @@ describe('a page whose script loops forever after it loaded', () => {
   /** A session on /pages/loop.html once its loop runs (a trivial script no longer answers within 200 ms). */
   async function hungSession(): Promise<string> {
     const id = (await service.startSession('t')).id;
-    const loaded = await service.navigate('t', id, { url: site.url('/pages/loop.html') });
+    const loaded = await service.run(navigateOperation, 't', id, { url: site.url('/pages/loop.html') });
     expect(loaded.result?.status).toBe(200);
     const page = service.sessions.get(id, 't').page;
     const answers = () => Promise.race([page.evaluate(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 200, false))]);
@@ -32,7 +33,7 @@ describe('a page whose script loops forever after it loaded', () => {
   it('does not block the next navigate: the page is replaced before it starts', async () => {
     const id = await hungSession();
     // Without recovery this navigate waits for the hung document until its own timeout (navigation_timeout).
-    const next = await service.navigate('t', id, { url: site.url('/index.html'), options: { timeout: 20_000 } });
+    const next = await service.run(navigateOperation, 't', id, { url: site.url('/index.html'), options: { timeout: 20_000 } });
     expect(next.result).toMatchObject({ status: 200, url: site.url('/index.html') });
     expect(next.pageEvents).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'unresponsive' })]));
     await service.endSession('t', id);
@@ -40,15 +41,15 @@ describe('a page whose script loops forever after it loaded', () => {
 
   it('a click at a point whose handler never returns answers timeout within timeoutMs, and the next navigate works', async () => {
     const id = (await service.startSession('t')).id;
-    await service.navigate('t', id, { url: site.url('/pages/click-loop.html') });
-    const text = (await service.extract('t', id, {})).result as { pageText: string };
+    await service.run(navigateOperation, 't', id, { url: site.url('/pages/click-loop.html') });
+    const text = (await service.run(extractOperation, 't', id, {})).result as { pageText: string };
     const [, x, y] = /canvas: \d+x\d+ at (\d+),(\d+)/.exec(text.pageText)!.map(Number);
     const error = await service
-      .act('t', id, { action: { method: 'click', x: x! + 20, y: y! + 20 }, timeoutMs: 2_000 })
+      .run(actOperation, 't', id, { action: { method: 'click', x: x! + 20, y: y! + 20 }, timeoutMs: 2_000 })
       .then(() => undefined)
       .catch((err: unknown) => err);
     expect(isServiceError(error) && error.code).toBe('timeout');
-    const next = await service.navigate('t', id, { url: site.url('/index.html'), options: { timeout: 20_000 } });
+    const next = await service.run(navigateOperation, 't', id, { url: site.url('/index.html'), options: { timeout: 20_000 } });
     expect(next.result).toMatchObject({ status: 200 });
     await service.endSession('t', id);
   });

@@ -4,6 +4,7 @@ import { ServiceError } from '../src/core/errors.js';
 import { silentLogger } from '../src/core/logger.js';
 import { waitFor } from './fixtures/processes.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { navigateOperation } from '../src/core/operations/index.js';
 
 /** The same core through the in-process library (BrowserSessions / BrowserService). */
 describe('library sessions and navigate', () => {
@@ -100,7 +101,7 @@ describe('library sessions and navigate', () => {
 
   it('a popup is closed so the session keeps exactly one page', async () => {
     const session = await lib.startSession();
-    const outcome = await lib.service.navigate('library', session.id, { url: site.url('/popup.html') });
+    const outcome = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/popup.html') });
     expect(outcome.result).toMatchObject({ ok: true });
     const { context } = internal(session);
     expect(
@@ -112,7 +113,7 @@ describe('library sessions and navigate', () => {
 
   it('dialogs are answered by policy: alert accepted, confirm dismissed', async () => {
     const session = await lib.startSession();
-    const outcome = await lib.service.navigate('library', session.id, { url: site.url('/dialogs.html') });
+    const outcome = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/dialogs.html') });
     expect(outcome.pageEvents.map((event) => event.type)).toEqual(['dialog', 'dialog']);
     expect(await internal(session).page.evaluate(() => document.body.dataset.confirmed)).toBe('false');
     await session.end();

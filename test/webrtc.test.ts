@@ -7,6 +7,7 @@ import type { PageEvent } from '../src/core/sessions.js';
 import { startRunServer, TEST_LAUNCH_OPTIONS, type HostProcess } from './fixtures/browser-hosts.js';
 import { startInternalServer, type InternalServer } from './fixtures/egress-sites.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { navigateOperation } from '../src/core/operations/index.js';
 
 const OWNER = 'library';
 /** An mDNS name nothing answers; Chromium asks the LAN for it (224.0.0.251:5353) when it resolves a remote candidate. */
@@ -91,7 +92,7 @@ describe('WebRTC and the egress policy', () => {
     const lib = new BrowserSessions({ logger: silentLogger(), env: {}, egressAllow: [new URL(site.origin).host], ...config });
     try {
       const session = await lib.startSession();
-      const outcome = await lib.service.navigate(OWNER, session.id, { url: site.url('/index.html') });
+      const outcome = await lib.service.run(navigateOperation, OWNER, session.id, { url: site.url('/index.html') });
       expect(outcome.result?.status).toBe(200);
       const page = lib.service.sessions.get(session.id, OWNER).page;
       const tcpBefore = turnTcp.connections;

@@ -2,12 +2,15 @@ import { z } from 'zod';
 import { LiveViewRequest, type LiveViewResult } from '../core/live/index.js';
 import { serveLiveOnDemand } from '../live/server.js';
 import { AgentConfig as AgentConfigWire, AgentExecuteOptions, type AgentConfig, type AgentResult } from '../core/agent/schema.js';
+
+type AgentConfigWireType = z.infer<typeof AgentConfigWire>;
 import type { ServiceConfig } from '../core/config.js';
 import type { Action, ActRequest, ActResult, ObserveRequest, ObserveResult, ScreenshotRequest } from '../core/act/index.js';
 import type { NavigateRequest, NavigationResponse } from '../core/navigate.js';
 import type { ProgressEvent } from '../core/operation.js';
 import { outcomeMeta } from '../core/outcome.js';
 import { actOperation, observeOperation } from '../core/operations/act.js';
+import { agentExecuteOperation } from '../core/operations/agent.js';
 import { findOperation, type BinaryResult, type OperationName, OPERATIONS } from '../core/operations/index.js';
 import { navigateOperation } from '../core/operations/navigate.js';
 import { profileDelete, profileList, profileSave, sessionState } from '../core/operations/profiles.js';
@@ -187,10 +190,12 @@ export class SessionAgent {
   async execute(instructionOrOptions: string | z.input<typeof AgentExecuteOptions>, run: AgentRunOptions = {}): Promise<AgentResult> {
     const executeOptions = parseInput(AgentExecuteOptions, instructionOrOptions, 'execute options');
     parseInput(LibraryAgentConfig, this.config, 'agent config');
-    const outcome = await this.service.agentExecute(
+    const outcome = await this.service.run(
+      agentExecuteOperation,
       LIBRARY_OWNER,
       this.sessionId,
-      { agentConfig: this.config, executeOptions },
+      // The library's config may hold live MCP clients as integrations, which no wire schema can describe.
+      { agentConfig: this.config as AgentConfigWireType, executeOptions },
       { signal: run.signal, progress: run.onProgress },
     );
     run.onOutcome?.(outcomeMeta(outcome));

@@ -3,42 +3,16 @@ import { DEFAULTS, type ServiceConfig } from './config.js';
 import { BrowserPool } from './hosts/pool.js';
 import { Egress } from './egress/index.js';
 import { createLogger } from './logger.js';
-import {
-  act,
-  observe,
-  screenshot,
-  type ActRequest,
-  type ActResult,
-  type ObserveRequest,
-  type ObserveResult,
-  type Screenshot,
-  type ScreenshotRequest,
-} from './act/index.js';
-import { runAgent } from './agent/loop.js';
-import type { AgentExecuteRequest, AgentResult } from './agent/schema.js';
-import { isAbortError, ServiceError, throwIfAborted } from './errors.js';
-import { firstPart } from './extract-parts.js';
-import { locationShown, type PageLocation } from './location.js';
-import { takeSnapshot } from './snapshot/index.js';
-import { extract, type ExtractOptions } from './extract.js';
-import { navigate, type NavigateRequest, type NavigationResponse } from './navigate.js';
+import { throwIfAborted } from './errors.js';
 import { newActionId, type OperationContext } from './operation.js';
 import { LiveViews, type LiveViewRequest, type LiveViewResult } from './live/index.js';
+import type { PageLocation } from './location.js';
 import { RetainedRecordings, TraceRecorder, notRecorded, traceOptions, type ActionLogEntry, type StepInfo } from './recording/index.js';
 import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
 import type { Usage } from './usage.js';
 import type { LoadedPage, Outcome } from './outcome.js';
 import { watchSettle } from './snapshot/settle.js';
-import {
-  ProfileStore,
-  SessionProfiles,
-  type EndSessionRequest,
-  type ProfileInfo,
-  type ProfileList,
-  type SaveProfileRequest,
-  type StateRequest,
-  type StorageState,
-} from './state/index.js';
+import { ProfileStore, SessionProfiles, type EndSessionRequest, type ProfileList } from './state/index.js';
 
 export type { Outcome } from './outcome.js';
 
@@ -184,16 +158,6 @@ export class BrowserService {
     return this.live.create(this.sessions.get(id, owner), req);
   }
 
-  /** The session's storage state now (cookies, localStorage, IndexedDB on request); the server keeps nothing. */
-  sessionState(owner: string, id: string, req: StateRequest = {}, ctx: OperationContext = {}): Promise<Outcome<StorageState>> {
-    return this.operate(owner, id, (session) => this.profiles.state(session, req), ctx);
-  }
-
-  /** Saves the session's state as a named profile of `owner` (replacing one of the same name). */
-  saveProfile(owner: string, id: string, req: SaveProfileRequest, ctx: OperationContext = {}): Promise<Outcome<ProfileInfo>> {
-    return this.operate(owner, id, (session) => this.profiles.save(owner, session, req), ctx);
-  }
-
   listProfiles(owner: string): Promise<ProfileList> {
     return this.profiles.list(owner);
   }
@@ -202,63 +166,23 @@ export class BrowserService {
     return this.profiles.delete(owner, name);
   }
 
-  navigate(owner: string, id: string, req: NavigateRequest, ctx: OperationContext = {}): Promise<Outcome<NavigationResponse | null>> {
-    const step = { operation: 'navigate', arguments: req };
-    return this.step({
-      owner,
-      id,
-      ctx,
-      step,
-      work: async (session) => {
-        const result = await navigate(session, req, this.config, ctx);
-        return { result, ...(req.pageText ? { page: await loadedPage(session, req.maxTokens, ctx) } : {}) };
-      },
-    });
-  }
-
-  /** `wrapped` says the schema was not an object schema (the result is the bare value). */
-  extract(
+  /**
+   * Runs a session operation of the table (src/core/operations) as every door does: its work in the session's
+   * queue, a trace group and an action log entry named by the operation (its tool name), and the page events the
+   * caller has not been told about.
+   */
+  run<I extends object, R>(
+    operation: SessionWork<I, R>,
     owner: string,
     id: string,
-    options: ExtractOptions,
+    input: I,
     ctx: OperationContext = {},
-  ): Promise<Outcome<unknown> & { wrapped: boolean }> {
-    const step = { operation: 'extract', arguments: { ...options } };
-    return this.step({ owner, id, ctx, step, work: (session) => extract(session, options, this.config, ctx) }) as Promise<
-      Outcome<unknown> & { wrapped: boolean }
-    >;
-  }
-
-  /** One action on the page, by ref or by instruction, and what it changed. */
-  act(owner: string, id: string, req: ActRequest, ctx: OperationContext = {}): Promise<Outcome<ActResult>> {
-    const step = { operation: 'act', arguments: { ...req }, variables: req.variables };
-    return this.step({ owner, id, ctx, step, work: async (session) => withoutUsage(await act(session, req, this.config, ctx)) });
-  }
-
-  /** The elements one can act on, each with the method that fits it; with an instruction, those a model picks. */
-  observe(owner: string, id: string, req: ObserveRequest, ctx: OperationContext = {}): Promise<Outcome<ObserveResult>> {
-    const step = { operation: 'observe', arguments: { ...req } };
-    return this.step({ owner, id, ctx, step, work: async (session) => withoutUsage(await observe(session, req, this.config, ctx)) });
-  }
-
-  screenshot(owner: string, id: string, req: ScreenshotRequest, ctx: OperationContext = {}): Promise<Outcome<Screenshot>> {
-    const step = { operation: 'screenshot', arguments: { ...req } };
-    return this.step({ owner, id, ctx, step, work: async (session) => ({ result: await screenshot(session, req) }) });
-  }
-
-  /** Runs the agent in the session's queue, so nothing else touches the page until it has finished; its usage stays in its result. */
-  agentExecute(owner: string, id: string, req: AgentExecuteRequest, ctx: OperationContext = {}): Promise<Outcome<AgentResult>> {
-    const step = { operation: 'agentExecute', arguments: { ...req }, variables: req.executeOptions.variables };
-    const work = async (session: Session) => ({
-      result: await runAgent({
-        session,
-        config: req.agentConfig ?? {},
-        options: req.executeOptions,
-        deps: { config: this.config, live: this.live },
-        ctx,
-      }),
-    });
-    return this.step({ owner, id, ctx, step, work });
+  ): Promise<Outcome<R>> {
+    const step =
+      operation.logged === false
+        ? undefined
+        : { operation: operation.name, arguments: { ...input } as Record<string, unknown>, variables: operation.variables?.(input) };
+    return this.step({ owner, id, ctx, step, work: (session) => operation.work(session, input, { service: this, owner, ctx }) });
   }
 
   /**
@@ -269,14 +193,10 @@ export class BrowserService {
     return this.step({ owner, id, ctx, work: async (session) => ({ result: await work(session) }) });
   }
 
-  /** `operate` for work that reports model usage or wrapping beside its result. */
-  produce<T>(owner: string, id: string, work: (session: Session) => Promise<Produced<T>>, ctx: OperationContext = {}): Promise<Outcome<T>> {
-    return this.step({ owner, id, ctx, work });
-  }
-
   /**
-   * `produce`, named in the action log and the trace when `step` says what the operation is. The one place an
-   * operation's actionId is made (unless the door gave one as ctx.actionId): every door answers this one.
+   * Runs `work` in the session's queue, named in the action log and the trace when `step` says what the operation is.
+   * The one place an operation's actionId is made (unless the door gave one as ctx.actionId): every door answers
+   * this one.
    */
   private step<T>({ owner, id, ctx, step, work }: StepCall<T>): Promise<Outcome<T>> {
     const actionId = ctx.actionId ?? newActionId();
@@ -332,6 +252,23 @@ export class BrowserService {
   }
 }
 
+/** A session operation as `BrowserService.run` runs it: its name (the tool's) and its work on the session. */
+export interface SessionWork<I, R> {
+  name: string;
+  work(session: Session, input: I, call: WorkCall): Promise<Produced<R>>;
+  /** The `%name%` values the input fills in: masked in the action log and the trace from then on. */
+  variables?(input: I): Record<string, string> | undefined;
+  /** Not in the action log or the trace (reading the session's own storage). */
+  logged?: false;
+}
+
+/** What an operation's work may use besides the session. */
+export interface WorkCall {
+  service: BrowserService;
+  owner: string;
+  ctx: OperationContext;
+}
+
 /** What an operation's work produces: its result, and the model usage and wrapping the outcome reports. */
 export interface Produced<T> {
   result: T;
@@ -339,32 +276,4 @@ export interface Produced<T> {
   wrapped?: boolean;
   page?: LoadedPage;
   location?: PageLocation;
-}
-
-/**
- * The page a navigation loaded, as text within `maxTokens` (the rest by extract's cursor); the client has now seen its
- * URL and title. A page that cannot be read says so in its text: the navigation itself succeeded.
- */
-async function loadedPage(session: Session, maxTokens: number | undefined, ctx: OperationContext): Promise<LoadedPage> {
-  try {
-    const snapshot = await takeSnapshot(session, {}, ctx);
-    locationShown(session, { url: snapshot.url, title: snapshot.title });
-    return { url: snapshot.url, title: snapshot.title, ...firstPart(session, snapshot.text, maxTokens) };
-  } catch (err) {
-    if (ctx.signal?.aborted || isAbortError(err)) throw err;
-    const reason = err instanceof ServiceError ? err.message : 'the page did not answer';
-    return { url: session.page.url(), title: '', pageText: `(The page could not be read: ${reason})` };
-  }
-}
-
-/**
- * A result that carries its model usage (act, observe) hands it to the outcome, where every door reports it; so does
- * one that carries the page's location (act).
- */
-function withoutUsage<T extends { usage?: Usage; location?: PageLocation }>({
-  usage,
-  location,
-  ...result
-}: T): Produced<Omit<T, 'usage' | 'location'>> {
-  return { result, ...(usage ? { usage } : {}), ...(location ? { location } : {}) };
 }

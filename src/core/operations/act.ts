@@ -1,9 +1,9 @@
-import { actResultText, ActRequest, ActResult, MAX_ACT_INPUT_BYTES, ObserveRequest, ObserveResult } from '../act/index.js';
-import { defineOperation } from './define.js';
+import { act, actResultText, ActRequest, ActResult, MAX_ACT_INPUT_BYTES, observe, ObserveRequest, ObserveResult } from '../act/index.js';
+import { defineSessionOperation, produced } from './define.js';
 
 export { actResultText };
 
-export const observeOperation = defineOperation({
+export const observeOperation = defineSessionOperation({
   name: 'observe',
   title: 'Find elements to act on',
   description:
@@ -17,10 +17,10 @@ export const observeOperation = defineOperation({
   example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/observe', operationId: 'SessionObserve' },
   text: observeResultText,
-  run: (input, { service, owner, sessionId, ctx }) => service.observe(owner, sessionId, input, ctx),
+  work: async (session, input, { service, ctx }) => produced(await observe(session, input, service.config, ctx)),
 });
 
-export const actOperation = defineOperation({
+export const actOperation = defineSessionOperation({
   name: 'act',
   title: 'Act on the page',
   description:
@@ -41,7 +41,8 @@ export const actOperation = defineOperation({
   example: { action: { method: 'wait', arguments: { ms: 1 } } },
   rest: { method: 'POST', path: '/v1/sessions/{id}/act', operationId: 'SessionAct', bodyLimit: MAX_ACT_INPUT_BYTES },
   text: actResultText,
-  run: (input, { service, owner, sessionId, ctx }) => service.act(owner, sessionId, input, ctx),
+  variables: (input) => input.variables,
+  work: async (session, input, { service, ctx }) => produced(await act(session, input, service.config, ctx)),
 });
 
 /** Observe results one per line, `[ref] method: description`, the way the page text shows refs. */

@@ -1,7 +1,8 @@
+import { runAgent } from '../agent/loop.js';
 import { AgentExecuteRequest, AgentResult } from '../agent/schema.js';
-import { defineOperation } from './define.js';
+import { defineSessionOperation } from './define.js';
 
-export const agentExecuteOperation = defineOperation({
+export const agentExecuteOperation = defineSessionOperation({
   name: 'agent_execute',
   title: 'Run an autonomous browser agent',
   description:
@@ -17,7 +18,17 @@ export const agentExecuteOperation = defineOperation({
   example: { executeOptions: 'Say done.' },
   rest: { method: 'POST', path: '/v1/sessions/{id}/agentExecute', operationId: 'SessionAgentExecute' },
   text: agentSummary,
-  run: (input, { service, owner, sessionId, ctx }) => service.agentExecute(owner, sessionId, input, ctx),
+  variables: (input) => input.executeOptions.variables,
+  // Runs in the session's queue, so nothing else touches the page until it has finished; its usage stays in its result.
+  work: async (session, input, { service, ctx }) => ({
+    result: await runAgent({
+      session,
+      config: input.agentConfig ?? {},
+      options: input.executeOptions,
+      deps: { config: service.config, live: service.live },
+      ctx,
+    }),
+  }),
 });
 
 /** The outcome and the actions taken, for clients that read the text content. */

@@ -1,7 +1,10 @@
 import { z } from 'zod';
+import type { PageLocation } from '../location.js';
 import type { OperationContext } from '../operation.js';
 import type { OperationOutcome } from '../outcome.js';
-import type { BrowserService } from '../service.js';
+import type { BrowserService, Produced, SessionWork, WorkCall } from '../service.js';
+import type { Session } from '../sessions.js';
+import type { Usage } from '../usage.js';
 
 /**
  * One operation, declared once: every door (MCP tools, REST routes, OpenAPI, SSE, forwarding to peers, the library)
@@ -103,10 +106,48 @@ export interface OperationDefinition<
 
 export type AnyOperation = OperationDefinition<z.ZodObject, z.ZodType, unknown>;
 
+/** An operation that runs nothing in a session's queue (session management, profiles, the log): its `run` is all. */
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType, R = z.infer<O>, N extends string = string>(
   operation: OperationDefinition<I, O, R, N>,
 ): OperationDefinition<I, O, R, N> {
   return operation;
+}
+
+/** A session operation as declared: everything but `run`, and its `work` on the session instead. */
+export interface SessionOperationDefinition<I extends z.ZodObject, O extends z.ZodType, R, N extends string> extends Omit<
+  OperationDefinition<I, O, R, N>,
+  'run'
+> {
+  /** The operation itself, given the session in its queue; the service logs, traces and times it (`BrowserService.run`). */
+  work(session: Session, input: z.infer<I>, call: WorkCall): Promise<Produced<NoInfer<R>>>;
+  variables?(input: z.infer<I>): Record<string, string> | undefined;
+  logged?: false;
+}
+
+export type SessionOperation<I extends z.ZodObject, O extends z.ZodType, R, N extends string> = OperationDefinition<I, O, R, N> &
+  SessionWork<z.infer<I>, R>;
+
+/**
+ * An operation on a session's page: it gives only its `work`; `run` (what every door calls) runs that work through
+ * `BrowserService.run`, in the session's queue, in the action log and the trace under the operation's name.
+ */
+export function defineSessionOperation<I extends z.ZodObject, O extends z.ZodType, R = z.infer<O>, N extends string = string>(
+  operation: SessionOperationDefinition<I, O, R, N>,
+): SessionOperation<I, O, R, N> {
+  const defined: SessionOperation<I, O, R, N> = {
+    ...operation,
+    run: (input, { service, owner, sessionId, ctx }) => service.run(defined, owner, sessionId, input, ctx),
+  };
+  return defined;
+}
+
+/** A result that carries the usage and the page's location hands them to the outcome, where every door reports them. */
+export function produced<T extends { usage?: Usage; location?: PageLocation }>({
+  usage,
+  location,
+  ...result
+}: T): Produced<Omit<T, 'usage' | 'location'>> {
+  return { result, ...(usage ? { usage } : {}), ...(location ? { location } : {}) };
 }
 
 /** `sessionId` as every door but REST (which has it in the path) takes it. */

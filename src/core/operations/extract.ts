@@ -1,14 +1,14 @@
-import { ExtractOptions, ExtractResult } from '../extract.js';
+import { extract, ExtractOptions, ExtractResult } from '../extract.js';
 import { wrapResult } from '../extract-schema.js';
 import type { PageTextPart } from '../extract-parts.js';
 import type { PageLocation } from '../location.js';
 import type { OperationOutcome } from '../outcome.js';
-import { defineOperation } from './define.js';
+import { defineSessionOperation } from './define.js';
 
 /** MCP clients drop big results (Claude Code: over 25,000 tokens), so page text over MCP comes in parts of at most this. */
 export const MCP_PAGE_TEXT_MAX_TOKENS = 20_000;
 
-export const extractOperation = defineOperation({
+export const extractOperation = defineSessionOperation({
   name: 'extract',
   title: 'Read or extract data from the page',
   description:
@@ -28,10 +28,10 @@ export const extractOperation = defineOperation({
   rest: { method: 'POST', path: '/v1/sessions/{id}/extract', operationId: 'SessionExtract' },
   mcp: { defaults: { maxTokens: MCP_PAGE_TEXT_MAX_TOKENS } },
   text: extractionText,
-  run: async (input, { service, owner, sessionId, ctx }) => {
-    const outcome = await service.extract(owner, sessionId, input, ctx);
+  work: async (session, input, { service, ctx }) => {
+    const extracted = await extract(session, input, service.config, ctx);
     // Results are objects on every door; the library unwraps `{value}` again by `wrapped`.
-    return { ...outcome, result: wrapResult(outcome.result, outcome.wrapped) };
+    return { ...extracted, result: wrapResult(extracted.result, extracted.wrapped) };
   },
 });
 

@@ -43,3 +43,13 @@ export function findOperation(name: string): AnyOperation | undefined {
 }
 
 export * from './define.js';
+export {
+  actOperation,
+  agentExecuteOperation,
+  extractOperation,
+  navigateOperation,
+  observeOperation,
+  profileSave,
+  screenshotOperation,
+  sessionState,
+};

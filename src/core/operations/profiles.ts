@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_STORAGE_STATE_BYTES, ProfileInfo, ProfileList, SaveProfileRequest, StateRequest, StorageState } from '../state/index.js';
-import { defineOperation } from './define.js';
+import { defineOperation, defineSessionOperation } from './define.js';
 
 /**
  * Storage state out of a session, and the caller's named profiles (docs/profiles.md). MCP lists them as one tool,
@@ -28,7 +28,7 @@ export const profileList = defineOperation({
   run: async (_input, { service, owner }) => ({ result: await service.listProfiles(owner), pageEvents: [] }),
 });
 
-export const profileSave = defineOperation({
+export const profileSave = defineSessionOperation({
   name: 'profile_save',
   title: 'Save a session as a profile',
   description: "save session's login as name.",
@@ -41,7 +41,8 @@ export const profileSave = defineOperation({
   example: { name: 'example' },
   rest: { method: 'POST', path: '/v1/sessions/{id}/saveProfile', operationId: 'ProfileSave', quick: true },
   text: (saved) => `Saved profile "${saved.name}".`,
-  run: (input, { service, owner, sessionId, ctx }) => service.saveProfile(owner, sessionId, input, ctx),
+  logged: false,
+  work: async (session, input, { service, owner }) => ({ result: await service.profiles.save(owner, session, input) }),
 });
 
 export const profileDelete = defineOperation({
@@ -63,7 +64,7 @@ export const profileDelete = defineOperation({
   },
 });
 
-export const sessionState = defineOperation({
+export const sessionState = defineSessionOperation({
   name: 'session_state',
   title: "A session's storage state",
   description: "session's cookies+storage.",
@@ -76,5 +77,6 @@ export const sessionState = defineOperation({
   example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/state', operationId: 'SessionState', quick: true },
   text: (state) => `${state.cookies.length} cookies, ${state.origins.length} origins.`,
-  run: (input, { service, owner, sessionId, ctx }) => service.sessionState(owner, sessionId, input, ctx),
+  logged: false,
+  work: async (session, input, { service }) => ({ result: await service.profiles.state(session, input) }),
 });

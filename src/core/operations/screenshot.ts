@@ -1,10 +1,15 @@
-import { ScreenshotInfo, ScreenshotRequest } from '../act/index.js';
-import { defineOperation, type BinaryResult } from './define.js';
+import type { z } from 'zod';
+import { screenshot, ScreenshotInfo, ScreenshotRequest } from '../act/index.js';
+import { defineSessionOperation, type BinaryResult } from './define.js';
 
 /** The JSON part of a screenshot; the image travels as bytes (REST) or an image block (MCP). */
 const ScreenshotOutput = ScreenshotInfo.pick({ mimeType: true, width: true, height: true, bytes: true });
 
-export const screenshotOperation = defineOperation({
+export const screenshotOperation = defineSessionOperation<
+  typeof ScreenshotRequest,
+  typeof ScreenshotOutput,
+  BinaryResult<z.infer<typeof ScreenshotOutput>>
+>({
   name: 'screenshot',
   title: 'Screenshot the page',
   description:
@@ -20,9 +25,8 @@ export const screenshotOperation = defineOperation({
   rest: { method: 'POST', path: '/v1/sessions/{id}/screenshot', operationId: 'SessionScreenshot' },
   binary: { mediaTypes: ['image/png', 'image/jpeg'], headers: { width: 'x-image-width', height: 'x-image-height' } },
   text: ({ width, height, mimeType, bytes }) => `Screenshot ${width}x${height} ${mimeType}, ${bytes} bytes.`,
-  run: async (input, { service, owner, sessionId, ctx }) => {
-    const { result, ...meta } = await service.screenshot(owner, sessionId, input, ctx);
-    const { image, mimeType, width, height, bytes } = result;
-    return { ...meta, result: { bytes: image, mediaType: mimeType, info: { mimeType, width, height, bytes } } satisfies BinaryResult };
+  work: async (session, input) => {
+    const { image, mimeType, width, height, bytes } = await screenshot(session, input);
+    return { result: { bytes: image, mediaType: mimeType, info: { mimeType, width, height, bytes } } satisfies BinaryResult };
   },
 });

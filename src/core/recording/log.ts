@@ -8,7 +8,7 @@ const MAX_ARGUMENT_CHARS = 500;
 
 export const ActionLogEntrySchema = z.object({
   actionId: z.string().describe('The id the call answered with (_meta.actionId, data.actionId, x-action-id); the trace group has it too.'),
-  operation: z.string().describe('navigate, extract, observe, act, screenshot or agentExecute.'),
+  operation: z.string().describe('The tool name of the operation: navigate, extract, observe, act, screenshot, agent_execute.'),
   arguments: z.record(z.string(), z.unknown()).describe('As given, secrets masked (%name%, [password]), long strings cut.'),
   startedAt: z.string(),
   endedAt: z.string(),
