@@ -115,6 +115,34 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
   closeTab: z.object({ tabId: z.string().min(1) }).strict(),
 };
 
+/** Each method's arguments as the MCP tool's description shows them in brief (the schema has the whole). */
+export const METHOD_ARGUMENT_HINTS: Record<ActMethod, string> = {
+  click: '',
+  dblclick: '',
+  fill: '{value}',
+  type: '{text}',
+  press: '{key}',
+  selectOption: '{values}',
+  check: '',
+  uncheck: '',
+  hover: '',
+  scroll: '{direction?, screens?}',
+  dragTo: '{targetRef | targetSelector | x, y; position?}',
+  upload: '{files: [{name, contentBase64}]}',
+  back: '',
+  forward: '',
+  reload: '',
+  wait: '{text | textGone | ms}',
+  newTab: '{url}',
+  selectTab: '{tabId}',
+  closeTab: '{tabId}',
+};
+
+/** `click, dblclick, fill {value}, ...`: every method in the table's order, with its arguments in brief. */
+export function methodList(): string {
+  return ACT_METHODS.map((method) => (METHOD_ARGUMENT_HINTS[method] ? `${method} ${METHOD_ARGUMENT_HINTS[method]}` : method)).join(', ');
+}
+
 /** What each method does, in one line a model reads (the agent's tool descriptions). */
 export const METHOD_DESCRIPTIONS: Record<ActMethod, string> = {
   click: 'Click (link, button, checkbox, ...).',

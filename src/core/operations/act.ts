@@ -1,4 +1,14 @@
-import { act, actResultText, ActRequest, ActResult, MAX_ACT_INPUT_BYTES, observe, ObserveRequest, ObserveResult } from '../act/index.js';
+import {
+  act,
+  actResultText,
+  methodList,
+  ActRequest,
+  ActResult,
+  MAX_ACT_INPUT_BYTES,
+  observe,
+  ObserveRequest,
+  ObserveResult,
+} from '../act/index.js';
 import { defineSessionOperation, produced } from './define.js';
 
 export { actResultText };
@@ -26,10 +36,7 @@ export const actOperation = defineSessionOperation({
   description:
     'Do one thing on the page: action {ref | selector | x, y, method, arguments} (no model), or instruction ' +
     '("click sign in", a model picks it). ref: from the page text; selector: Playwright\'s ("text=Edit", "css=#go"); ' +
-    'x, y: viewport px (click, dblclick, hover, dragTo). Methods: click, dblclick, fill {value}, type {text}, press {key}, ' +
-    'selectOption {values}, check, uncheck, hover, scroll {direction?, screens?}, dragTo {targetRef | targetSelector | x, y; position?}, ' +
-    'upload {files: [{name, contentBase64}]}, back, forward, reload, wait {text | textGone | ms}, ' +
-    'newTab {url}, selectTab {tabId}, closeTab {tabId}. %name% in arguments is filled from variables, never shown. ' +
+    `x, y: viewport px (click, dblclick, hover, dragTo). Methods: ${methodList()}. %name% in arguments is filled from variables, never shown. ` +
     'Returns the page change once it settles (+ added / - removed lines, or the new page).',
   summary:
     'One action on the page, {action: {ref | selector | x, y, method, arguments}} or {instruction}, and what it changed. ' +
