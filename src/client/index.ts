@@ -24,7 +24,7 @@ import { type PageEvent, type SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
 import { interfaceEnvelope, LIBRARY_OWNER } from '../door.js';
 import { runOperation, type OperationRunOptions } from './result.js';
-import type { EndSessionRequest, ProfileInfo, ProfileList, StateRequest, StorageState } from '../core/state/index.js';
+import type { EndSessionRequest, ProfileInfo, ProfileList, StateRequest, StorageState } from '../core/profiles/index.js';
 
 type OperationOf<N extends OperationName> = Extract<(typeof OPERATIONS)[number], { name: N }>;
 /** The input of an operation as the library takes it: its fields, and sessionId for operations on a session. */

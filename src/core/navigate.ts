@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { DEFAULTS } from './config.js';
 import { checkNavigationEgress, watchRefusedNavigation } from './egress/index.js';
 import { cancelledError, isServiceError, ServiceError, throwIfAborted } from './errors.js';
-import { withTimeout, type OperationContext } from './operation.js';
+import { type OperationContext } from './operation.js';
+import { withTimeout } from './time.js';
 import type { Session, WatchedPage } from './sessions.js';
 
 /** How long a page to be navigated away from has to answer a trivial script before it is replaced. */

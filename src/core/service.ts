@@ -12,7 +12,7 @@ import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type
 import type { Usage } from './usage.js';
 import type { LoadedPage, Outcome } from './outcome.js';
 import { watchSettle } from './snapshot/settle.js';
-import { ProfileStore, SessionProfiles, type EndSessionRequest, type ProfileList } from './state/index.js';
+import { ProfileStore, SessionProfiles, type EndSessionRequest, type ProfileList } from './profiles/index.js';
 
 export type { Outcome } from './outcome.js';
 
@@ -100,7 +100,7 @@ export class BrowserService {
 
   /**
    * Starts a session; `options` must already be valid against session_start's input (each door parses them). With
-   * `storageState` or `profile` its context starts from that state (checked and loaded here, src/core/state); with
+   * `storageState` or `profile` its context starts from that state (checked and loaded here, src/core/profiles); with
    * `record` it is traced (src/core/recording).
    */
   async startSession(owner: string, options: StartSessionOptions = {}): Promise<SessionInfo> {

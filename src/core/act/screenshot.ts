@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { Session } from '../sessions.js';
-import { DEFAULT_CALL_TIMEOUT_MS, pageSession, type Cdp } from '../snapshot/cdp.js';
+import { DEFAULT_CALL_TIMEOUT_MS, pageSession, type Cdp } from '../page/cdp.js';
 import { resolveRef } from '../snapshot/index.js';
 import { actionError } from './errors.js';
 import { ACTION_TIMEOUT_MS } from './perform.js';

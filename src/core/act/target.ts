@@ -1,7 +1,7 @@
 import type { Locator } from 'playwright-core';
 import { ServiceError } from '../errors.js';
 import type { Session } from '../sessions.js';
-import { bounded, DEFAULT_CALL_TIMEOUT_MS, pageSession } from '../snapshot/cdp.js';
+import { bounded, DEFAULT_CALL_TIMEOUT_MS, pageSession } from '../page/cdp.js';
 import { frameWorlds } from '../snapshot/read.js';
 
 /** Candidates a `selector_ambiguous` error lists. */

@@ -5,7 +5,8 @@ import { cancelledError, isAbortError, ServiceError, throwIfAborted } from '../e
 import { UsageTotal, type Usage } from '../usage.js';
 import { createModelClient, DEFAULT_MODELS, parseModelName } from '../llm/index.js';
 import type { ChatResponse, LLMClient, ToolCall } from '../llm/types.js';
-import { sleep, type OperationContext } from '../operation.js';
+import { type OperationContext } from '../operation.js';
+import { sleep } from '../time.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
 import { ACT_TOOL } from './act-tools.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { cancelledError, isAbortError, ServiceError } from '../errors.js';
 import type { ToolCall, ToolSpec } from '../llm/types.js';
-import { withTimeout } from '../operation.js';
+import { withTimeout } from '../time.js';
 import { checkDepth, parseInput, toJsonSchema } from '../validation.js';
 import { Integrations, sanitize } from './integrations.js';
 import type { AgentTool } from './schema.js';

@@ -1,7 +1,7 @@
 import type { BrowserContext, Frame, Request } from 'playwright-core';
 import { ServiceError } from '../errors.js';
-import type { EventLog, PageEvent } from '../session/events.js';
-import { stateKey, type FeatureState } from '../session/state.js';
+import type { EventLog, PageEvent } from '../page/events.js';
+import { stateKey, type FeatureState } from '../page/state.js';
 import { EgressRefusedError, urlPort, type EgressPolicy } from './policy.js';
 import type { EgressProxy } from './proxy.js';
 

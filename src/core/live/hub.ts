@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import type { Logger } from 'pino';
 import { cancelledError, ServiceError } from '../errors.js';
-import { withTimeout } from '../operation.js';
+import { withTimeout } from '../time.js';
 import type { Session } from '../sessions.js';
 import type { TabInfo } from '../session/pages.js';
 import { applyInput, selectedText, type LiveInput, type PageInput, type ViewportSize } from './input.js';

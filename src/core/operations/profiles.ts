@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_STORAGE_STATE_BYTES, ProfileInfo, ProfileList, SaveProfileRequest, StateRequest, StorageState } from '../state/index.js';
+import { MAX_STORAGE_STATE_BYTES, ProfileInfo, ProfileList, SaveProfileRequest, StateRequest, StorageState } from '../profiles/index.js';
 import { defineOperation, defineSessionOperation } from './define.js';
 
 /**

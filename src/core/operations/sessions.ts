@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SessionInfoSchema, SessionOptions } from '../sessions.js';
-import { EndSessionRequest } from '../state/index.js';
+import { EndSessionRequest } from '../profiles/index.js';
 import { defineOperation } from './define.js';
 import { MAX_START_BODY_BYTES } from './profiles.js';
 
@@ -18,7 +18,7 @@ export const sessionStart = defineOperation({
   session: false,
   answer: 'plain',
   example: {},
-  // A storage state may be 5 MiB (src/core/state).
+  // A storage state may be 5 MiB (src/core/storage).
   rest: { method: 'POST', path: '/v1/sessions/start', operationId: 'SessionStart', quick: true, bodyLimit: MAX_START_BODY_BYTES },
   // The id is what a model needs from this answer; frames, tabs and options stay in structuredContent.
   text: (info) => {

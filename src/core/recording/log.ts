@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PageEventSchema } from '../session/events.js';
+import { PageEventSchema } from '../page/events.js';
 
 /** Most entries a session's action log keeps; older ones are dropped first. */
 export const MAX_LOG_ENTRIES = 1_000;

@@ -1,4 +1,4 @@
-import type { RecordOption } from '../session/options.js';
+import type { RecordOption } from './record-option.js';
 import { ServiceError } from '../errors.js';
 import { ActionLog, type ActionLogEntry } from './log.js';
 import { SessionSecrets, withoutCredentials } from './secrets.js';

@@ -1,6 +1,6 @@
 import type { BrowserContext, Page, Route } from 'playwright-core';
 import type { Logger } from 'pino';
-import type { EventLog, PageEvent } from './events.js';
+import type { EventLog, PageEvent } from '../page/events.js';
 import type { SessionOptions } from './options.js';
 import { TypeInterception, type BlockedType } from './interception.js';
 import { UrlGlob } from './url-glob.js';

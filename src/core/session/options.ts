@@ -1,18 +1,15 @@
 import { devices, type BrowserContextOptions } from 'playwright-core';
 import { z } from 'zod';
 import { ServiceError } from '../errors.js';
+import { RecordOption } from '../recording/record-option.js';
 import { UrlGlob } from './url-glob.js';
+
+export { RecordOption };
 
 /**
  * The options of session_start, in one object: every door validates with it and the registry applies it when the
  * session's context is created. Fields added by other features (storage state, recording) go in this object too.
  */
-
-/** session_start's `record`: a Playwright trace of the session (true: screenshots and DOM snapshots). */
-export const RecordOption = z
-  .union([z.boolean(), z.object({ screenshots: z.boolean(), snapshots: z.boolean(), video: z.boolean() }).partial().strict()])
-  .describe('Record a Playwright trace (true: screenshots+snapshots).');
-export type RecordOption = z.infer<typeof RecordOption>;
 
 export const MIN_VIEWPORT = 200;
 export const MAX_VIEWPORT = 4096;
@@ -191,7 +188,7 @@ export const SessionOptions = z
       .optional()
       .describe('URL globs'),
     timeoutMs: integer(MIN_SESSION_TIMEOUT_MS).optional().describe('idle timeout'),
-    // Storage state and profiles (src/core/state, docs/profiles.md): the service checks the state's shape and the
+    // Storage state and profiles (src/core/storage, src/core/profiles, docs/profiles.md): the service checks the state's shape and the
     // profile name (kept out of the schema: tools/list tokens) and loads the profile before the context starts.
     storageState: z.unknown().optional().describe('Playwright storage state'),
     profile: text(64).optional().describe('saved profile name'),

@@ -2,10 +2,10 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { Logger } from 'pino';
 import { ServiceError } from '../errors.js';
 import type { HostConnection } from '../hosts/host.js';
-import { withTimeout } from '../operation.js';
-import type { EventLog } from './events.js';
+import { withTimeout } from '../time.js';
+import type { EventLog } from '../page/events.js';
 import type { FrameRegistry } from './frames.js';
-import { WatchedPage, type PageWatcher } from './page.js';
+import { WatchedPage, type PageWatcher } from '../page/watched.js';
 import { applyPagePolicy } from './policy.js';
 
 const CLOSE_TIMEOUT_MS = 10_000;

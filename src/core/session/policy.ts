@@ -1,5 +1,5 @@
 import type { Dialog, Download, Page } from 'playwright-core';
-import type { EventLog } from './events.js';
+import type { EventLog } from '../page/events.js';
 
 /** Dialogs never block: alerts and beforeunload are accepted, confirm and prompt dismissed. */
 export function answerDialog(dialog: Dialog, page: Page, log: EventLog): void {

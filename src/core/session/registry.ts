@@ -3,13 +3,13 @@ import type { Logger } from 'pino';
 import type { ContextProxyOptions, Egress } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { PlacedContext } from '../hosts/host.js';
-import { registerRefEngines } from '../snapshot/ref-engine.js';
+import { registerRefEngines } from '../page/ref-engine.js';
 import type { BrowserPool } from '../hosts/pool.js';
-import type { StorageState } from '../state/schema.js';
-import { addStateCookies } from '../state/session-state.js';
+import type { StorageState } from '../storage/schema.js';
+import { addStateCookies } from '../storage/session-state.js';
 import { RequestBlocker } from './blocking.js';
 import { checkOptionsAllowed, checkTimeout, contextOptionsFor, type SessionOptions, type SessionOptionsRules } from './options.js';
-import type { PageWatcher } from './page.js';
+import type { PageWatcher } from '../page/watched.js';
 import { Session } from './session.js';
 
 export interface SessionRegistryOptions {
@@ -98,7 +98,7 @@ export class SessionRegistry {
 
   /**
    * Starts a session with `options` (already valid against SessionOptions) applied to its new context;
-   * `init.storageState`: the checked cookies and storage the context starts with (src/core/state).
+   * `init.storageState`: the checked cookies and storage the context starts with (src/core/storage).
    */
   async start(owner: string, options: SessionOptions = {}, init: SessionInit = {}): Promise<Session> {
     if (this.closing) throw new ServiceError('browser_unavailable', 'The server is shutting down.');

@@ -3,17 +3,17 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ServiceError } from '../errors.js';
 import type { HostConnection } from '../hosts/host.js';
-import { withTimeout } from '../operation.js';
+import { withTimeout } from '../time.js';
 import type { RequestBlocker } from './blocking.js';
 import { SessionRecording } from '../recording/recording.js';
-import { EventLog, PageEventSchema, type PageEvent } from './events.js';
+import { EventLog, PageEventSchema, type PageEvent } from '../page/events.js';
 import { FrameRegistry } from './frames.js';
-import type { PageWatcher, WatchedPage } from './page.js';
+import type { PageWatcher, WatchedPage } from '../page/watched.js';
 import { SessionPages } from './pages.js';
 import { closePopup } from './policy.js';
 import { redactOptions, SessionOptions } from './options.js';
 import { OperationQueue } from './queue.js';
-import { FeatureState } from './state.js';
+import { FeatureState } from '../page/state.js';
 
 export const FrameInfoSchema = z.object({
   frameId: z.string().describe('Pass as frameId to navigate to load a URL in this frame.'),

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { isAbortError } from '../errors.js';
-import { sleep } from '../operation.js';
+import { sleep } from '../time.js';
 import type { Session } from '../sessions.js';
-import { DEFAULT_CALL_TIMEOUT_MS } from '../snapshot/cdp.js';
+import { DEFAULT_CALL_TIMEOUT_MS } from '../page/cdp.js';
 import type { Probe } from './page-script.js';
 import { probePage } from './probe.js';
 import { SETTLE, trackerOf } from './state.js';

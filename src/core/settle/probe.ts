@@ -1,5 +1,5 @@
-import { bounded } from '../snapshot/cdp.js';
-import type { WatchedPage } from '../session/page.js';
+import { bounded } from '../page/cdp.js';
+import type { WatchedPage } from '../page/watched.js';
 import { probeScript, type Probe } from './page-script.js';
 
 const PROBE = probeScript('probe');

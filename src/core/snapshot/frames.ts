@@ -1,7 +1,7 @@
 import type { Frame } from 'playwright-core';
 import { ServiceError } from '../errors.js';
 import type { Session } from '../sessions.js';
-import { bounded, frameSession, type Cdp } from './cdp.js';
+import { bounded, frameSession, type Cdp } from '../page/cdp.js';
 import { elementObject, FRAME_ATTRIBUTE, readFrame, releaseObjects, type FrameRead } from './read.js';
 import { refNumbers } from './refs.js';
 import { MAX_PAGE_ELEMENTS } from './size.js';

@@ -3,7 +3,7 @@ import { DEFAULTS } from '../config.js';
 import { ServiceError, throwIfAborted } from '../errors.js';
 import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
-import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from './cdp.js';
+import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from '../page/cdp.js';
 import { compactLines } from './compact.js';
 import { rememberRead } from './last-read.js';
 import { metaLine } from './meta.js';

@@ -6,7 +6,7 @@
  *
  * `readMeta` is sent to the page as source text (`META_SOURCE`), so it must stand alone, like the walker.
  */
-import type { Cdp } from './cdp.js';
+import type { Cdp } from '../page/cdp.js';
 
 /** What the page says about itself; only fields present, each string capped in the page. */
 export interface PageMeta {

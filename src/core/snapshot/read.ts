@@ -2,7 +2,7 @@ import { ServiceError } from '../errors.js';
 import { HAS_CLOSED_SHADOW } from '../settle/page-script.js';
 import type { PageNode } from './tree.js';
 import type { CDPSession } from 'playwright-core';
-import type { Cdp } from './cdp.js';
+import type { Cdp } from '../page/cdp.js';
 import { INTERACTIVE, type HiddenText } from './render.js';
 import { pageMeta, type PageMeta } from './meta.js';
 import { MAX_PAGE_ELEMENTS, pageTooLarge } from './size.js';

@@ -1,10 +1,10 @@
 import type { Frame, Locator } from 'playwright-core';
 import { ServiceError } from '../errors.js';
 import { stateKey, type Session } from '../sessions.js';
-import { DEFAULT_CALL_TIMEOUT_MS, frameSession, pageSession, type Cdp } from './cdp.js';
+import { DEFAULT_CALL_TIMEOUT_MS, frameSession, pageSession, type Cdp } from '../page/cdp.js';
 import type { ElementRef } from './types.js';
 import { frameWorlds, isStaleWorld, registerElement } from './read.js';
-import { ISOLATED_ENGINE, PAGE_REFS_KEY } from './ref-engine.js';
+import { ISOLATED_ENGINE, PAGE_REFS_KEY } from '../page/ref-engine.js';
 import { RefNumbers } from './render.js';
 
 /** The refs of the session's page texts of its current document (a new document starts them again). */

@@ -1,4 +1,4 @@
-import { sleep } from '../operation.js';
+import { sleep } from '../time.js';
 import type { Session, WatchedPage } from '../sessions.js';
 import type { Probe } from '../settle/page-script.js';
 import { probePage } from '../settle/probe.js';

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { ServiceError } from '../errors.js';
 import type { SessionOptions } from '../session/options.js';
 import type { Session } from '../session/session.js';
-import { stateKey } from '../session/state.js';
+import { stateKey } from '../page/state.js';
 import { ProfileName, type ProfileInfo, type ProfileList, type ProfileStore } from './profiles.js';
 import { parseInput } from '../validation.js';
-import { parseStorageState, type StorageState } from './schema.js';
-import { readStorageState, type StateRequest } from './session-state.js';
+import { parseStorageState, type StorageState } from '../storage/schema.js';
+import { readStorageState, type StateRequest } from '../storage/session-state.js';
 
 /** A profile name as the doors take it; the core checks it against ProfileName (kept out of the tool schemas: tokens). */
 const NameField = z.string().min(1).max(64);

@@ -13,9 +13,9 @@ import {
   syncDirectory,
   writeAtomically,
 } from './file.js';
-import { parseStorageState, type StorageState } from './schema.js';
+import { parseStorageState, type StorageState } from '../storage/schema.js';
 import { loadProfileKeys, type ProfileKeys } from './secret.js';
-import { stateSummary } from './session-state.js';
+import { stateSummary } from '../storage/session-state.js';
 
 /** Most profiles one API key may keep. */
 export const MAX_PROFILES_PER_KEY = 100;

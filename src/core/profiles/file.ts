@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { MAX_STORAGE_STATE_BYTES } from './schema.js';
+import { MAX_STORAGE_STATE_BYTES } from '../storage/schema.js';
 
 /**
  * A profile file: a magic line, then a small header and the body, each sealed on its own with AES-256-GCM so a

@@ -1,7 +1,7 @@
 import type { CDPSession, Frame } from 'playwright-core';
 import { ServiceError } from '../errors.js';
-import { withTimeout } from '../operation.js';
-import type { WatchedPage } from '../sessions.js';
+import { withTimeout } from '../time.js';
+import type { WatchedPage } from './watched.js';
 
 /** Longest any single browser call of the page text may take; a page stuck in a script loop never answers. */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
