@@ -8,8 +8,8 @@
  *
  * This folder is the page script, bundled by `npm run bundle:walker` (scripts/bundle-walker.ts) into one function
  * expression, `WALKER_SOURCE` (walker-source.generated.ts). It runs in the page, so it imports nothing from outside
- * this folder, and keeps no state of its own between calls: what a document keeps from read to read is in its world
- * (state.ts), what one read needs is its `Walk`.
+ * this folder (test/boundaries.test.ts holds that), and keeps no state of its own between calls: what a document
+ * keeps from read to read is in its world (state.ts), what one read needs is its `Walk`.
  */
 import { ARIA_ROLES, NAMED } from './roles.js';
 import { documentState, forgetGone } from './state.js';
