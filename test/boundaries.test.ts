@@ -84,6 +84,19 @@ describe('import boundaries', () => {
     expect(violations, violations.join('\n')).toEqual([]);
   });
 
+  it('the page text reader (core/snapshot/walker/) imports nothing outside its folder: it is bundled to run in the page', () => {
+    const folder = join(SRC, 'core/snapshot/walker');
+    const violations = sourceFiles(folder).flatMap((file) =>
+      ts
+        .preProcessFile(readFileSync(file, 'utf8'), true, true)
+        .importedFiles.map((imported) => imported.fileName)
+        .filter((specifier) => !specifier.startsWith('.') || !resolve(dirname(file), specifier).startsWith(`${folder}/`))
+        .map((specifier) => `${relative(SRC, file)} -> ${specifier}`),
+    );
+    expect(sourceFiles(folder).length).toBeGreaterThan(1);
+    expect(violations, violations.join('\n')).toEqual([]);
+  });
+
   it('src has no import cycle, type-only imports included', () => {
     const cycle = findCycle(graph);
     expect(cycle, cycle && `import cycle: ${cycle.join(' -> ')}`).toBeUndefined();

@@ -4,7 +4,8 @@
  * keeps only in its <head> is otherwise out of a model's reach. Read in the reader's world (out of the page's reach)
  * beside the walk; `<time datetime>` values are the walker's (inline, where the time's text is).
  *
- * `readMeta` is sent to the page as source text (`META_SOURCE`), so it must stand alone, like the walker.
+ * `readMeta` is sent to the page as its own source text (`META_SOURCE`), so it must stand alone: no imports, no closures
+ * over this module, no classes (a bundler's helpers would not exist in the page).
  */
 import type { Cdp } from '../page/cdp.js';
 
@@ -118,7 +119,10 @@ export function readMeta(limits: MetaLimits): PageMeta {
   return meta;
 }
 
-/** The reader as a function declaration for CDP's Runtime.callFunctionOn (see WALKER_SOURCE for `__name`). */
+/**
+ * The reader as a function declaration for CDP's Runtime.callFunctionOn. Bundlers that keep function names (tsx's
+ * esbuild) wrap inner functions in `__name(...)`; the page has no such helper, so it is defined as a no-op around it.
+ */
 export const META_SOURCE = `(() => { const __name = (fn) => fn; return (${readMeta.toString()}); })()`;
 
 /** The frame's metadata, read in the reader's world; undefined when the page did not answer it. */

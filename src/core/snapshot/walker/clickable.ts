@@ -1,0 +1,42 @@
+import type { Context, Walk } from './walk.js';
+
+const HANDLER_ATTRIBUTES = ['onclick', 'ondblclick', 'onmousedown', 'onpointerdown'];
+export const CONTROLS =
+  'a[href], button, input, select, textarea, [contenteditable=""], [contenteditable=true], [role=button], [role=link], [role=textbox]';
+export const CLASS_STATE = /^(?:is-)?(?:on|off|active|checked|selected|sel|current|open|enabled|expanded|collapsed)$/;
+/** A menu or close glyph and nothing else: `⋯`, `⋮`, `×`, `☰`. */
+const GLYPH = /^(?:⋯|⋮|…|\.\.\.|×|✕|✖|✗|☰|≡)$/;
+
+/**
+ * Whether a person would click an element that has no control role: it handles clicks (a listener or a handler
+ * attribute), shows the pointer cursor first (its children inherit it), can be dragged, is a <label> whose control
+ * is not shown (a styled checkbox), or covers the viewport (a start screen, an overlay to dismiss).
+ */
+export function actsOnClick(walk: Walk, el: Element, tag: string, style: CSSStyleDeclaration, ctx: Context): boolean {
+  if (tag === 'html' || tag === 'body') return false;
+  // A listener on something that holds controls is a root the page delegates to (React, Vue): its controls count.
+  if (walk.listened.has(el) || HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return !el.querySelector(CONTROLS);
+  // Something that can be dragged is a target of its own, inside a drop zone too (a card in a board's column).
+  if (el.getAttribute('draggable') === 'true') return true;
+  // Inside a control, a glyph of its own that shows the pointer (a row's "⋯" menu, a tab's "×") is a target too.
+  if (ctx.control) return style.cursor === 'pointer' && GLYPH.test((el.textContent ?? '').trim());
+  if (style.cursor === 'pointer' && !ctx.pointer) return true;
+  if (tag === 'label') {
+    const control = (el as HTMLLabelElement).control;
+    return !control || !control.checkVisibility();
+  }
+  if (style.position === 'fixed' || style.position === 'absolute') {
+    const box = el.getBoundingClientRect();
+    return box.width * box.height >= 0.9 * innerWidth * innerHeight && !el.querySelector(CONTROLS);
+  }
+  return false;
+}
+
+/** A label whose text names a rendered control, with no other control or link inside it. */
+export function labelsItsControl(label: HTMLLabelElement): boolean {
+  const control = label.control;
+  if (!control || !control.checkVisibility()) return false;
+  for (const inside of Array.from(label.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')))
+    if (inside !== control) return false;
+  return true;
+}

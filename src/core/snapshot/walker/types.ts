@@ -1,0 +1,51 @@
+/** What the server and the page script share: the reader's options, its answer, and the key of its state in the page. */
+
+/** One node of the reader's answer: a string is text; `g` marks a node that adds nothing of its own (its content does). */
+export interface WalkNode {
+  /** Role, as the renderer reads it (ARIA roles, and `StaticText`-free names for HTML's own: `Iframe`, `MenuListPopup`). */
+  r: string;
+  n?: string;
+  v?: string;
+  /** The element's id in this document, for refs and iframe slots. */
+  i?: number;
+  /** States and properties: level, url, focusable, checked, pressed, selected, expanded, disabled, required, readonly. */
+  p?: Record<string, string | number | boolean>;
+  c?: Array<WalkNode | string>;
+  /** Ignored: transparent, its content is read in its place. */
+  g?: 1;
+  /** On-screen text of an aria-hidden region, and whether it is a block. */
+  h?: { text: string; block: boolean };
+  /** An iframe's `data-bsm-frame` stamp: the session's id for the frame it holds. */
+  f?: string;
+  /** A password input: its value is never in the text. */
+  pw?: 1;
+}
+
+export interface WalkOptions {
+  /** XPath of the part to read (the whole document when absent). */
+  xpath?: string;
+  /** Refuse to read more elements than this. */
+  maxElements: number;
+  /** Most aria-hidden regions whose on-screen text is read. */
+  maxHidden: number;
+  /** Most `<time datetime>` values shown after their time's text. */
+  maxTimes: number;
+  /** Deepest element read as structure; deeper ones give their text alone. */
+  maxDepth: number;
+  /** Attribute naming an iframe's frame id (stamped by the server when iframes are read). */
+  frameAttribute: string;
+  /** Roles a user acts on (the renderer's): their elements get ids for refs. */
+  interactiveRoles: string[];
+  /** How many of the objects handed in after the options are closed shadow roots; the rest are elements with a
+   * click, dblclick, mousedown, pointerdown, keydown or drop listener (found by the server over CDP). */
+  closedRoots: number;
+}
+
+export type WalkResult =
+  | { ok: true; doc: string; title: string; root: WalkNode; gone: number[] }
+  | { ok: false; error: 'too_large'; elements: number; scoped: boolean }
+  | { ok: false; error: 'not_found' }
+  | { ok: false; error: 'invalid_xpath'; message: string };
+
+/** Registry key (Symbol.for) of the reader's per-document state in its world: document token, element ids, latest refs. */
+export const WALKER_STATE_KEY = 'bsm.pagetext';
