@@ -184,5 +184,7 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     // A column stays a column, and a heading keeps its own line.
     expect(text).toMatch(/^Upper item\nLower item\nLast item$/m);
     expect(text).toMatch(/^#### Card title\nbeside\nit$/m);
+    // Bold shown as a block under a label keeps its words apart from the label's.
+    expect(text).toMatch(/^Supplier Nordic Office$/m);
   });
 });

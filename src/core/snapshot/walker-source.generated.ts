@@ -203,6 +203,7 @@ var walker = (() => {
     ins: "insertion",
     s: "deletion"
   };
+  var INLINE_ROLE_TAGS = new Set(Object.keys(INLINE_ROLES));
   function roleOf(walk, el, tag) {
     const explicit = (el.getAttribute("role") ?? "").trim().toLowerCase().split(/\\s+/).find((r) => walk.ariaRoles.has(r));
     if (explicit) return explicit === "presentation" ? "none" : explicit === "img" ? "image" : explicit;
@@ -762,10 +763,10 @@ var walker = (() => {
         if (c2.length) out.push({ r: "generic", c: c2 });
         return;
       } else {
-        const boxed = ctx.flexParent && !display.startsWith("inline");
-        if (boxed) out.push(" ");
+        const boxed2 = ctx.flexParent && !display.startsWith("inline");
+        if (boxed2) out.push(" ");
         visitChildren(walk, el, shadow, inner, out);
-        if (boxed) out.push(" ");
+        if (boxed2) out.push(" ");
         return;
       }
     }
@@ -815,7 +816,10 @@ var walker = (() => {
     if (actionable) result.i = idOf(walk.state, el);
     if (tag === "input" && el.type === "password") result.pw = 1;
     if (c.length) result.c = c;
+    const boxed = !inline && INLINE_ROLE_TAGS.has(tag);
+    if (boxed) out.push(" ");
     out.push(result);
+    if (boxed) out.push(" ");
   }
 
   // src/core/snapshot/walker/index.ts

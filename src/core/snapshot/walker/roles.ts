@@ -180,6 +180,8 @@ const INLINE_ROLES: Record<string, string> = {
   ins: 'insertion',
   s: 'deletion',
 };
+/** Tags whose role is inline formatting (strong, emphasis, code, ...). */
+export const INLINE_ROLE_TAGS: ReadonlySet<string> = new Set(Object.keys(INLINE_ROLES));
 export function roleOf(walk: Walk, el: Element, tag: string): string {
   const explicit = (el.getAttribute('role') ?? '')
     .trim()

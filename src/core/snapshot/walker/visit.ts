@@ -2,7 +2,7 @@ import { canvas } from './canvas.js';
 import { actsOnClick, CLASS_STATE, labelsItsControl } from './clickable.js';
 import { classWord, iconOf, rowText } from './icons.js';
 import { nameOf, readText } from './names.js';
-import { PHRASING, roleOf, SKIP_TAGS } from './roles.js';
+import { PHRASING, roleOf, SKIP_TAGS, INLINE_ROLE_TAGS } from './roles.js';
 import { idOf } from './state.js';
 import { nativelyFocusable, selectPopup, states, valueOf } from './states.js';
 import { clean, collapse, datetimeOf } from './text.js';
@@ -211,5 +211,9 @@ export function visit(walk: Walk, node: Node, ctx: Context, out: Array<WalkNode 
   if (actionable) result.i = idOf(walk.state, el);
   if (tag === 'input' && (el as HTMLInputElement).type === 'password') result.pw = 1;
   if (c.length) result.c = c;
+  // Formatting shown as a block (`<b style="display: block">` under a label's text) keeps its words apart.
+  const boxed = !inline && INLINE_ROLE_TAGS.has(tag);
+  if (boxed) out.push(' ');
   out.push(result);
+  if (boxed) out.push(' ');
 }
