@@ -186,5 +186,7 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     expect(text).toMatch(/^#### Card title\nbeside\nit$/m);
     // Bold shown as a block under a label keeps its words apart from the label's.
     expect(text).toMatch(/^Supplier Nordic Office$/m);
+    // A drawn checkbox inside a clickable row says its state, named by its class.
+    expect(text).toMatch(/^\[\d+\] Priority support \(check on\)$/m);
   });
 });

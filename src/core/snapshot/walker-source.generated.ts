@@ -642,6 +642,7 @@ var walker = (() => {
 
   // src/core/snapshot/walker/visit.ts
   var MATHML = "http://www.w3.org/1998/Math/MathML";
+  var MAX_STATE_BOXES = 30;
   var MAX_LINE_ITEM = 40;
   var MAX_LINE_ITEMS = 400;
   var HEADINGS = "h1, h2, h3, h4, h5, h6, [role=heading]";
@@ -796,8 +797,14 @@ var walker = (() => {
     const p = states(el, tag, role, focusable);
     if (clickable) {
       p.clickable = true;
-      const stated = Array.from(el.classList).find((name) => CLASS_STATE.test(name));
-      if (stated) p.state = stated.replace(/^is-/, "").replace(/^sel$/, "selected");
+      const stateOf = (of) => Array.from(of.classList).find((name) => CLASS_STATE.test(name))?.replace(/^is-/, "").replace(/^sel$/, "selected");
+      let stated = stateOf(el);
+      for (const inside of Array.from(el.querySelectorAll("[class]")).slice(0, MAX_STATE_BOXES)) {
+        if (stated) break;
+        const state = (inside.textContent ?? "").trim() ? void 0 : stateOf(inside);
+        if (state) stated = \`\${classWord(inside) || "box"} \${state}\`;
+      }
+      if (stated) p.state = stated;
     }
     if (actionable && !result.n && !readText(walk, c).trim()) {
       const icon = iconOf(el);

@@ -10,6 +10,8 @@ import type { WalkNode } from './types.js';
 import { flatChildren, rootOf, type Context, type Walk } from './walk.js';
 
 const MATHML = 'http://www.w3.org/1998/Math/MathML';
+/** Most elements inside a clickable one looked at for a drawn box's state class. */
+const MAX_STATE_BOXES = 30;
 /** Longest text of one item a flex or grid line joins, and most items in such a box. */
 const MAX_LINE_ITEM = 40;
 const MAX_LINE_ITEMS = 400;
@@ -188,9 +190,21 @@ export function visit(walk: Walk, node: Node, ctx: Context, out: Array<WalkNode 
   const p = states(el, tag, role, focusable);
   if (clickable) {
     p.clickable = true;
-    // A custom widget says its state in a class only (`switch on`, `tab active`).
-    const stated = Array.from(el.classList).find((name) => CLASS_STATE.test(name));
-    if (stated) p.state = stated.replace(/^is-/, '').replace(/^sel$/, 'selected');
+    // A custom widget says its state in a class only (`switch on`, `tab active`), its own or that of a box without
+    // words inside it (a row whose drawn checkbox is `cb on`).
+    // The box's state is told with the box's class word (`star on`), so a row does not read as on itself.
+    const stateOf = (of: Element) =>
+      Array.from(of.classList)
+        .find((name) => CLASS_STATE.test(name))
+        ?.replace(/^is-/, '')
+        .replace(/^sel$/, 'selected');
+    let stated = stateOf(el);
+    for (const inside of Array.from(el.querySelectorAll('[class]')).slice(0, MAX_STATE_BOXES)) {
+      if (stated) break;
+      const state = (inside.textContent ?? '').trim() ? undefined : stateOf(inside);
+      if (state) stated = `${classWord(inside) || 'box'} ${state}`;
+    }
+    if (stated) p.state = stated;
   }
   if (actionable && !result.n && !readText(walk, c).trim()) {
     // A control with no words of its own borrows some: its icon's, or else the row it sits in.
