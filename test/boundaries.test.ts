@@ -5,7 +5,89 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
-const DOORS = ['mcp', 'http', 'client'];
+const DOORS = ['mcp', 'http', 'client', 'live'];
+
+/**
+ * What each folder may import (besides itself), from the floor up; the root files of src/ and src/core/ (errors.ts,
+ * service.ts, ...) are units of their own. docs/operations.md "Floors" says why each sits where it does. A folder
+ * missing here, or an import not listed, fails the test: adding one is a decision, made here.
+ */
+const MAY_IMPORT: Record<string, string[]> = {
+  // The floor: what every layer shares about one page.
+  'core/page': ['core/errors.ts', 'core/time.ts'],
+  'core/storage': ['core/errors.ts', 'core/validation.ts'],
+  'core/recording': ['core/errors.ts', 'core/page', 'core/variables.ts'],
+  'core/egress': ['core/errors.ts', 'core/page'],
+  'core/hosts': ['core/browser.ts', 'core/errors.ts'],
+  'core/llm': ['core/egress', 'core/errors.ts', 'core/usage.ts', 'core/validation.ts'],
+  // Sessions, and what lives on them.
+  'core/session': ['core/egress', 'core/errors.ts', 'core/hosts', 'core/page', 'core/recording', 'core/storage', 'core/time.ts'],
+  'core/profiles': ['core/errors.ts', 'core/page', 'core/session', 'core/storage', 'core/validation.ts'],
+  'core/live': ['core/errors.ts', 'core/operation.ts', 'core/session', 'core/sessions.ts', 'core/time.ts'],
+  // Reading and acting on pages.
+  'core/settle': ['core/errors.ts', 'core/page', 'core/sessions.ts', 'core/time.ts'],
+  'core/snapshot': [
+    'core/config.ts',
+    'core/errors.ts',
+    'core/operation.ts',
+    'core/page',
+    'core/sessions.ts',
+    'core/settle',
+    'core/time.ts',
+  ],
+  'core/act': [
+    ...['core/config.ts', 'core/errors.ts', 'core/llm', 'core/location.ts', 'core/navigate.ts', 'core/operation.ts', 'core/page'],
+    ...['core/sessions.ts', 'core/settle', 'core/snapshot', 'core/time.ts', 'core/tokens.ts', 'core/usage.ts', 'core/variables.ts'],
+  ],
+  'core/agent': [
+    ...['core/act', 'core/config.ts', 'core/egress', 'core/errors.ts', 'core/extract.ts', 'core/live', 'core/llm', 'core/navigate.ts'],
+    ...['core/operation.ts', 'core/sessions.ts', 'core/snapshot', 'core/time.ts', 'core/usage.ts', 'core/validation.ts'],
+    ...['core/variables.ts', 'version.ts'],
+  ],
+  // The table of operations, above the core it runs.
+  'core/operations': [
+    ...['core/act', 'core/agent', 'core/errors.ts', 'core/extract-parts.ts', 'core/extract-schema.ts', 'core/extract.ts'],
+    ...['core/live', 'core/location.ts', 'core/navigate.ts', 'core/operation.ts', 'core/outcome.ts', 'core/profiles'],
+    ...['core/recording', 'core/service.ts', 'core/sessions.ts', 'core/snapshot', 'core/usage.ts'],
+  ],
+  // The doors: each reads the table; none reaches into another (but /mcp, which hosts the MCP server over HTTP).
+  live: ['core/errors.ts', 'core/live', 'core/service.ts'],
+  mcp: [
+    ...['core/act', 'core/errors.ts', 'core/live', 'core/llm', 'core/operation.ts', 'core/operations', 'core/outcome.ts'],
+    ...['core/service.ts', 'core/usage.ts', 'core/validation.ts', 'door.ts', 'version.ts'],
+  ],
+  http: [
+    ...['core/errors.ts', 'core/operation.ts', 'core/operations', 'core/outcome.ts', 'core/service.ts', 'core/sessions.ts'],
+    ...['core/validation.ts', 'door.ts', 'live', 'mcp', 'version.ts'],
+  ],
+  client: [
+    ...['core/act', 'core/agent', 'core/config.ts', 'core/errors.ts', 'core/extract-schema.ts', 'core/extract.ts', 'core/live'],
+    ...['core/navigate.ts', 'core/operation.ts', 'core/operations', 'core/outcome.ts', 'core/profiles', 'core/service.ts'],
+    ...['core/sessions.ts', 'core/usage.ts', 'core/validation.ts', 'door.ts', 'live'],
+  ],
+};
+
+/** The unit a src-relative file belongs to: its folder (`core/snapshot`, `mcp`), or a root file of src/ or src/core/. */
+function unitOf(file: string): string {
+  const parts = file.split('/');
+  if (parts[0] === 'core') return parts.length === 2 ? file : `core/${parts[1]}`;
+  return parts.length === 1 ? file : parts[0]!;
+}
+
+/** Imports between units, each with the file imports that make it (for the failure message). */
+function unitGraph(graph: Map<string, string[]>): Map<string, Map<string, string[]>> {
+  const units = new Map<string, Map<string, string[]>>();
+  for (const [file, targets] of graph) {
+    const from = unitOf(file);
+    const edges = units.get(from) ?? new Map<string, string[]>();
+    units.set(from, edges);
+    for (const target of targets) {
+      const to = unitOf(target);
+      if (to !== from) edges.set(to, [...(edges.get(to) ?? []), `${file} -> ${target}`]);
+    }
+  }
+  return units;
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -62,7 +144,7 @@ describe('import boundaries', () => {
     expect(graph.get('core/service.ts')).toContain('core/sessions.ts');
   });
 
-  it('the core never imports a door (mcp, http, client)', () => {
+  it('the core never imports a door (mcp, http, client, live)', () => {
     const violations = [...graph]
       .filter(([file]) => file.startsWith('core/'))
       .flatMap(([file, targets]) =>
@@ -71,9 +153,10 @@ describe('import boundaries', () => {
     expect(violations, violations.join('\n')).toEqual([]);
   });
 
-  it('a door never imports another door, except the /mcp endpoint hosting the MCP server', () => {
-    // The one allowed edge: streamable HTTP at /mcp (http/mcp.ts) runs the MCP door's server over the HTTP door.
-    const allowed = new Set(['http/mcp.ts -> mcp/server.ts']);
+  it('a door never imports another door, except those hosting one: /mcp over HTTP, and the live view page', () => {
+    // Streamable HTTP at /mcp (http/mcp.ts) runs the MCP door's server over the HTTP door; the HTTP server and the
+    // library (on demand) serve the live view's page and socket (live/server.ts).
+    const allowed = new Set(['http/mcp.ts -> mcp/server.ts', 'http/server.ts -> live/server.ts', 'client/index.ts -> live/server.ts']);
     const doorOf = (file: string) => DOORS.find((door) => file.startsWith(`${door}/`));
     const violations = [...graph].flatMap(([file, targets]) =>
       targets
@@ -94,6 +177,29 @@ describe('import boundaries', () => {
         .map((specifier) => `${relative(SRC, file)} -> ${specifier}`),
     );
     expect(sourceFiles(folder).length).toBeGreaterThan(1);
+    expect(violations, violations.join('\n')).toEqual([]);
+  });
+
+  it('no folder imports one that imports it back, directly or through others (root files count as units of their own)', () => {
+    const units = unitGraph(graph);
+    const asFiles = new Map([...units].map(([unit, edges]) => [unit, [...edges.keys()]]));
+    const cycle = findCycle(asFiles);
+    const through = cycle?.slice(1).map((unit, i) => `${cycle[i]} -> ${unit}: ${units.get(cycle[i]!)!.get(unit)![0]}`);
+    expect(cycle, cycle && `folder cycle:\n${through!.join('\n')}`).toBeUndefined();
+  });
+
+  it('each folder imports only the folders and core files it is allowed to (MAY_IMPORT)', () => {
+    const units = unitGraph(graph);
+    const folders = [...units.keys()].filter((unit) => !unit.endsWith('.ts'));
+    expect(
+      folders.filter((folder) => !(folder in MAY_IMPORT)),
+      'folders without a MAY_IMPORT entry',
+    ).toEqual([]);
+    const violations = folders.flatMap((folder) =>
+      [...units.get(folder)!]
+        .filter(([to]) => !MAY_IMPORT[folder]!.includes(to))
+        .map(([to, imports]) => `${folder} may not import ${to}: ${imports.join(', ')}`),
+    );
     expect(violations, violations.join('\n')).toEqual([]);
   });
 
