@@ -11,7 +11,7 @@ import { RetainedRecordings, TraceRecorder, notRecorded, traceOptions, type Acti
 import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
 import type { Usage } from './usage.js';
 import type { LoadedPage, Outcome } from './outcome.js';
-import { watchSettle } from './snapshot/settle.js';
+import { watchSettle } from './settle/index.js';
 import { ProfileStore, SessionProfiles, type EndSessionRequest, type ProfileList } from './profiles/index.js';
 
 export type { Outcome } from './outcome.js';

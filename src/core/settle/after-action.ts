@@ -11,9 +11,9 @@ import { SETTLE, trackerOf } from './state.js';
 export const DEFAULT_SETTLE_MS = 3_000;
 export const MAX_SETTLE_MS = 30_000;
 /** Once no work is pending, the DOM must have been still this long (work the tracker cannot see: message channels, sockets). */
-export const QUIET_MS = 40;
+export const STILL_AFTER_ACTION_MS = 40;
 /** When the action changed nothing at all, one more look after this long catches a render queued by other means. */
-const FIRST_LOOK_MS = 25;
+const SECOND_LOOK_MS = 25;
 const POLL_MS = 25;
 /** A wait of at least this long is news for a client: the act text says what it waited for. */
 export const LONG_SETTLE_MS = 1_000;
@@ -61,7 +61,7 @@ export function latestMark(session: Session): ActionMark {
 /**
  * Waits until the page has finished reacting to the action marked by `mark`, at most `settleMs`: a navigation it
  * started has loaded, requests it started have finished, its short timers, animation frames and CSS transitions have
- * run, and then the DOM has been still for QUIET_MS. Returns what it waited for; a page that does not settle is read
+ * run, and then the DOM has been still for STILL_AFTER_ACTION_MS. Returns what it waited for; a page that does not settle is read
  * as it is.
  */
 export async function settleAfterAction(
@@ -117,8 +117,11 @@ export async function settleAfterAction(
       );
       const lastNetwork = tracker.lastMarkedActivity >= mark.at ? tracker.lastMarkedActivity : 0;
       if (last || lastNetwork)
-        delay = Math.max(last ? last + QUIET_MS - probe.now : 0, lastNetwork ? lastNetwork + QUIET_MS - Date.now() : 0);
-      else delay = doneAt + FIRST_LOOK_MS - Date.now();
+        delay = Math.max(
+          last ? last + STILL_AFTER_ACTION_MS - probe.now : 0,
+          lastNetwork ? lastNetwork + STILL_AFTER_ACTION_MS - Date.now() : 0,
+        );
+      else delay = doneAt + SECOND_LOOK_MS - Date.now();
     }
     const waiting: SettleReason | undefined = pending ?? (delay > 0 ? 'dom' : undefined);
     account(waiting);

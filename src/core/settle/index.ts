@@ -1,4 +1,7 @@
-/** Waiting for the page to finish reacting to an action: the in-page tracker, the network tracker and the policy. */
+/**
+ * Waiting for the page to be still, by two policies over one in-page tracker and one network tracker: after an action
+ * (after-action.ts: the page's reaction to it, strict) and before a read (before-read.ts: cheap when nothing moved).
+ */
 export {
   DEFAULT_SETTLE_MS,
   LONG_SETTLE_MS,
@@ -9,3 +12,4 @@ export {
   settleAfterAction,
   type ActionMark,
 } from './after-action.js';
+export { settleDelay, waitForSettledDom, watchSettle } from './before-read.js';

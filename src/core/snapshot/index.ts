@@ -11,7 +11,7 @@ import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './
 import { readFrame } from './read.js';
 import { elementRef, MAIN_REF_FRAME, REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer } from './render.js';
-import { waitForSettledDom } from './settle.js';
+import { waitForSettledDom } from '../settle/index.js';
 import type { ElementRef } from './types.js';
 
 export type { ElementRef } from './types.js';

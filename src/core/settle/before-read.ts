@@ -1,8 +1,8 @@
 import { sleep } from '../time.js';
 import type { Session, WatchedPage } from '../sessions.js';
-import type { Probe } from '../settle/page-script.js';
-import { probePage } from '../settle/probe.js';
-import { SETTLE, trackerOf, type SettledAt } from '../settle/state.js';
+import type { Probe } from './page-script.js';
+import { probePage } from './probe.js';
+import { SETTLE, trackerOf, type SettledAt } from './state.js';
 
 /**
  * The settle policy of a read, from cheapest to most careful (docs/pagetext.md, "Waiting for the page to settle"):
@@ -10,11 +10,11 @@ import { SETTLE, trackerOf, type SettledAt } from '../settle/state.js';
  * - same document as when it last counted as settled and no DOM change or network event since: read at once;
  * - the document has loaded and nothing happened after its load event: read once AFTER_LOAD_MS have passed since it;
  * - otherwise (the page changed after loading: data arriving, a script rendering, an action's effect):
- *   read once the DOM and the network have both been still for QUIET_MS.
+ *   read once the DOM and the network have both been still for STILL_BEFORE_READ_MS.
  * DOM changes made by intervals and chains of timers older than CHAIN_MS are background and do not count (src/core/settle/).
  * After an action, act waits by the stricter policy of src/core/settle/after-action.ts first.
  */
-const QUIET_MS = 150;
+const STILL_BEFORE_READ_MS = 150;
 /** Catches rendering queued at load (a timer of 0, an animation frame) on a page that showed no activity since. */
 const AFTER_LOAD_MS = 50;
 /** Upper bound of one sleep between probes, so an open request that stalls is noticed soon. */
@@ -37,7 +37,7 @@ export function settleDelay(
   if (!probe.fresh && probe.loadedAt > 0 && probe.lastChange <= probe.loadedAt && network.lastStart <= probe.loadedAt) {
     return Math.max(0, probe.loadedAt + AFTER_LOAD_MS - probe.now);
   }
-  return Math.max(0, Math.max(probe.lastChange, network.lastActivity) + QUIET_MS - probe.now);
+  return Math.max(0, Math.max(probe.lastChange, network.lastActivity) + STILL_BEFORE_READ_MS - probe.now);
 }
 
 /**
