@@ -5,6 +5,7 @@ import { ServiceError, throwIfAborted } from './errors.js';
 import { firstPart, nextPart } from './extract-parts.js';
 import { formatErrors, mapUrlRefs, prepareSchema, unwrap, type PreparedSchema } from './extract-schema.js';
 import { createModelClient } from './llm/index.js';
+import { cutOffError, isNotJson } from './llm/errors.js';
 import type { ChatMessage, LLMClient } from './llm/types.js';
 import type { OperationContext } from './operation.js';
 import type { Session } from './sessions.js';
@@ -195,7 +196,7 @@ async function structured(
       usage.add(answer.usage);
       value = answer.value;
     } catch (err) {
-      if (!(err instanceof ServiceError && (err.details as { reason?: string } | undefined)?.reason === 'invalid_json')) throw err;
+      if (!isNotJson(err)) throw err;
       errors = [`(root): ${err.message}`];
       messages.push({
         role: 'user',
@@ -242,8 +243,7 @@ async function prose({ llm, usage, signal, partial }: ModelCall, page: ChatMessa
   const who = `The ${llm.provider} model "${llm.model}"`;
   if (response.stopReason === 'refusal')
     throw new ServiceError('model_error', `${who} refused to answer${response.text ? `: ${response.text.slice(0, 300)}` : '.'}`);
-  if (response.stopReason === 'max_tokens')
-    throw new ServiceError('model_error', `${who} answer was cut off at its output token limit; narrow the instruction or the selector.`);
+  if (response.stopReason === 'max_tokens') throw cutOffError(who);
   if (!response.text.trim()) throw new ServiceError('model_error', `${who} returned an empty answer.`);
   return response.text.trim();
 }

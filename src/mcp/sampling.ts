@@ -19,6 +19,7 @@ import type {
   StructuredResponse,
   WantedModel,
 } from '../core/llm/types.js';
+import { cutOffError, notJsonError } from '../core/llm/errors.js';
 import {
   JsonToolCalls,
   parseJsonAnswer,
@@ -155,17 +156,12 @@ export class SamplingClient implements LLMClient {
       request.signal,
     );
     const who = this.who();
-    if (result.stopReason === 'maxTokens')
-      throw new ServiceError('model_error', `${who} answer was cut off at its output token limit; narrow the instruction or the selector.`);
+    if (result.stopReason === 'maxTokens') throw cutOffError(who);
     const text = textOf(result);
     const parsed = parseJsonAnswer(text);
     // The same reason the providers' adapters give, so extract retries it like any answer that is not JSON.
     if (!parsed.ok)
-      throw new ServiceError(
-        'model_error',
-        `${who} did not answer with valid JSON (got ${text.length} characters starting "${text.slice(0, 80)}").`,
-        { details: { reason: 'invalid_json' } },
-      );
+      throw notJsonError(`${who} did not answer with valid JSON (got ${text.length} characters starting "${text.slice(0, 80)}").`);
     return { value: parsed.value, usage };
   }
 

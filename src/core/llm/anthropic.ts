@@ -10,7 +10,7 @@ import type {
 import { endsOnRefusal } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { Usage } from '../usage.js';
-import { toModelError } from './errors.js';
+import { cutOffError, notJsonError, toModelError } from './errors.js';
 import { DEFAULT_TIMEOUT_MS, schemaName } from './common.js';
 import type {
   ChatMessage,
@@ -110,20 +110,10 @@ export class AnthropicClient implements LLMClient {
     const text = message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('');
     if (message.stop_reason === 'refusal')
       throw new ServiceError('model_error', `The ${who} refused to answer${text ? `: ${text.slice(0, 300)}` : '.'}`);
-    if (message.stop_reason === 'max_tokens')
-      throw new ServiceError(
-        'model_error',
-        `The ${who} answer was cut off at its output token limit; narrow the instruction or the selector.`,
-      );
+    if (message.stop_reason === 'max_tokens') throw cutOffError(`The ${who}`);
     const call = message.content.find((block) => block.type === 'tool_use' && block.name === name);
     if (!call || call.type !== 'tool_use') {
-      throw new ServiceError(
-        'model_error',
-        `The ${who} did not return the structured answer${text ? ` (it said: "${text.slice(0, 200)}")` : ''}.`,
-        {
-          details: { reason: 'invalid_json' },
-        },
-      );
+      throw notJsonError(`The ${who} did not return the structured answer${text ? ` (it said: "${text.slice(0, 200)}")` : ''}.`);
     }
     return { value: call.input, usage: usageOf(message, ms) };
   }

@@ -92,3 +92,20 @@ export function redact(text: string, secrets: Array<string | undefined>): string
   for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('***');
   return out;
 }
+
+/** The answer stopped at the model's output token limit; `who` names the model ("The OpenAI model "gpt-4o""). */
+export function cutOffError(who: string): ServiceError {
+  return new ServiceError('model_error', `${who} answer was cut off at its output token limit; narrow the instruction or the selector.`);
+}
+
+const NOT_JSON = 'invalid_json';
+
+/** The answer was not the JSON asked for: extract asks once more, with this message, before failing (isNotJson). */
+export function notJsonError(message: string): ServiceError {
+  return new ServiceError('model_error', message, { details: { reason: NOT_JSON } });
+}
+
+/** Whether an error is a model's answer that was not the JSON asked for (notJsonError). */
+export function isNotJson(err: unknown): err is ServiceError {
+  return err instanceof ServiceError && (err.details as { reason?: string } | undefined)?.reason === NOT_JSON;
+}

@@ -9,7 +9,7 @@ import { endsOnRefusal } from '../egress/index.js';
 import { ServiceError } from '../errors.js';
 import type { Usage } from '../usage.js';
 import { DEFAULT_TIMEOUT_MS, schemaName } from './common.js';
-import { toModelError } from './errors.js';
+import { cutOffError, notJsonError, toModelError } from './errors.js';
 import { dropAddedNulls, toStrictSchema } from './strict-schema.js';
 import type {
   ChatMessage,
@@ -101,22 +101,14 @@ export class OpenAIClient implements LLMClient {
       throw new ServiceError('model_error', `The ${who} refused to answer: ${choice.message.refusal.slice(0, 300)}`);
     if (choice.finish_reason === 'content_filter')
       throw new ServiceError('model_error', `The ${who} answer was blocked by its content filter.`);
-    if (choice.finish_reason === 'length')
-      throw new ServiceError(
-        'model_error',
-        `The ${who} answer was cut off at its output token limit; narrow the instruction or the selector.`,
-      );
+    if (choice.finish_reason === 'length') throw cutOffError(`The ${who}`);
     const content = choice.message.content ?? '';
     let value: unknown;
     try {
       value = JSON.parse(stripFence(content));
     } catch {
-      throw new ServiceError(
-        'model_error',
+      throw notJsonError(
         `The ${who} did not answer with valid JSON (got ${content.length} characters starting "${content.slice(0, 80)}").`,
-        {
-          details: { reason: 'invalid_json' },
-        },
       );
     }
     return { value: strict ? dropAddedNulls(value, request.schema) : value, usage: usageOf(completion, ms) };
