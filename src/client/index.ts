@@ -22,7 +22,7 @@ import { ServiceError } from '../core/errors.js';
 import { libraryExtract, type ExtractRunOptions, type Infer, type LibraryExtractOptions, type ZodSchema } from './extract.js';
 import { type PageEvent, type SessionInfo } from '../core/sessions.js';
 import { parseInput } from '../core/validation.js';
-import { interfaceEnvelope, LIBRARY_OWNER } from '../door.js';
+import { answerForm, LIBRARY_OWNER } from '../door.js';
 import { runOperation, type OperationRunOptions } from './result.js';
 import type { EndSessionRequest, ProfileInfo, ProfileList, StateRequest, StorageState } from '../core/profiles/index.js';
 
@@ -259,5 +259,5 @@ interface NavigateCall {
 
 async function libraryNavigate({ service, input, run }: NavigateCall): Promise<NavigateResponse> {
   const { result, meta } = await runOperation({ service, operation: navigateOperation, input, run });
-  return interfaceEnvelope(result as NavigationResponse | null, meta!);
+  return answerForm(navigateOperation).structured(result, meta) as NavigateResponse;
 }

@@ -1,4 +1,5 @@
 import type { AnyOperation, BinaryResult } from '../core/operations/index.js';
+import { answerForm } from '../door.js';
 import { outcomeMeta, type OperationOutcome } from '../core/outcome.js';
 
 /** The REST door's one envelope builder: every success body is `{success: true, data}`. */
@@ -7,19 +8,14 @@ export function ok<D>(data: D): { success: true; data: D } {
 }
 
 /**
- * The body of an operation, by its answer form: `{success, data: {result, actionId, usage?, pageEvents, wrapped?}}`
- * with the core's actionId; session management's `{success, data: result}`; or the result itself (`{success: true}`).
- * A binary operation answers its bytes, or with `json` the same envelope with the bytes in `contentBase64` (a plain
- * binary answer, the trace, carries no metadata: no actionId header).
+ * The body of an operation, by its answer form (src/door.ts). A binary operation answers its bytes, with the
+ * metadata as headers (none for a plain one, the trace), unless `json` asks for the JSON form.
  */
 export function operationBody(operation: AnyOperation, outcome: OperationOutcome<unknown>, json = false): unknown {
-  const answer = operation.answer ?? 'outcome';
-  if (answer === 'body') return outcome.result;
-  if (answer === 'plain' && !operation.binary) return ok(outcome.result);
-  const meta = answer === 'plain' ? undefined : outcomeMeta(outcome);
-  if (!operation.binary) return ok({ result: outcome.result, ...meta });
+  const form = answerForm(operation);
+  if (!operation.binary || json) return form.toRest(operation, outcome);
+  const meta = form.carriesMeta ? outcomeMeta(outcome) : undefined;
   const { bytes, mediaType, info } = outcome.result as BinaryResult;
-  if (json) return ok({ result: info, contentBase64: bytes.toString('base64'), mediaType, ...meta });
   const headers: Record<string, string> = meta ? { 'x-action-id': meta.actionId } : {};
   for (const [field, header] of Object.entries(operation.binary.headers ?? {}))
     headers[header as string] = String((info as Record<string, unknown>)[field]);

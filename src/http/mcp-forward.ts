@@ -1,5 +1,6 @@
 import { ERROR_STATUS, ServiceError, type ErrorCode } from '../core/errors.js';
-import type { AnyOperation, BinaryResult, RemoteAnswer, RemoteCall } from '../core/operations/index.js';
+import type { RemoteAnswer, RemoteCall } from '../core/operations/index.js';
+import { answerForm } from '../door.js';
 import { credentialHeaders, peerJson, QUICK_HEADERS_TIMEOUT_MS } from './forward.js';
 import { listOnPeers } from './peer-sessions.js';
 import type { Peer, Peers } from './peers.js';
@@ -36,28 +37,7 @@ async function forward(peers: Peers, peer: Peer, call: RemoteCall): Promise<Remo
     headersTimeoutMs: operation.streams ? undefined : QUICK_HEADERS_TIMEOUT_MS,
   });
   if (status !== 200) throw peerError(json);
-  return fromRestBody(operation, json);
-}
-
-/** The outcome again from the peer's REST body, by the operation's answer form. */
-function fromRestBody(operation: AnyOperation, json: unknown): RemoteAnswer {
-  const answer = operation.answer ?? 'outcome';
-  if (answer === 'body') return { outcome: { result: json, pageEvents: [] } };
-  const data = (json as { data?: Record<string, unknown> }).data ?? {};
-  const { result, actionId, usage, pageEvents, wrapped, contentBase64, mediaType } = data as Partial<Record<string, never>>;
-  if (answer === 'plain' && !operation.binary) return { outcome: { result: data, pageEvents: [] } };
-  const binary: BinaryResult | undefined = operation.binary
-    ? { info: result ?? {}, bytes: Buffer.from(String(contentBase64 ?? ''), 'base64'), mediaType: String(mediaType) }
-    : undefined;
-  return {
-    actionId,
-    outcome: {
-      result: binary ?? result,
-      pageEvents: pageEvents ?? [],
-      ...(usage ? { usage } : {}),
-      ...(wrapped !== undefined ? { wrapped } : {}),
-    },
-  };
+  return answerForm(operation).fromRest(operation, json);
 }
 
 /** A list spanning instances (session_list) over MCP, like its REST route; peers that did not answer are named. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ServiceError } from '../core/errors.js';
 import { operations, type AnyOperation } from '../core/operations/index.js';
 import type { BrowserService } from '../core/service.js';
-import { restResponseSchema } from '../door.js';
+import { answerForm } from '../door.js';
 import { VERSION } from '../version.js';
 import { operationBody, ok, wantsJson } from './envelope.js';
 import { openApiDocument } from './openapi.js';
@@ -37,7 +37,7 @@ function operationRoute(operation: AnyOperation): Route {
     operationId: operation.rest.operationId,
     summary: operation.summary ?? operation.description,
     body: input,
-    response: restResponseSchema(operation),
+    response: answerForm(operation).restSchema(operation),
     operation,
     streams: operation.streams,
     bodyLimit: operation.rest.bodyLimit,

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ServiceError } from '../core/errors.js';
 import type { AnyOperation, BinaryResult } from '../core/operations/index.js';
 import { outcomeMeta, type OperationOutcome } from '../core/outcome.js';
-import { interfaceEnvelope } from '../door.js';
+import { answerForm } from '../door.js';
 
 /**
  * The MCP door's one result builder, for every operation: structuredContent keeps the operation's output (navigate's
@@ -14,11 +14,11 @@ export function operationResult(
   outcome: OperationOutcome<unknown>,
   extra: { notes?: string[]; actionId?: string } = {},
 ): CallToolResult {
-  const answer = operation.answer ?? 'outcome';
+  const form = answerForm(operation);
   const binary = operation.binary ? (outcome.result as BinaryResult) : undefined;
   const result = binary ? binary.info : outcome.result;
-  const meta = answer === 'outcome' || answer === 'envelope' ? outcomeMeta(outcome, extra.actionId) : undefined;
-  const structured = answer === 'envelope' ? interfaceEnvelope(result, meta!) : result;
+  const meta = form.carriesMeta ? outcomeMeta(outcome, extra.actionId) : undefined;
+  const structured = form.structured(result, meta);
   const events = outcome.pageEvents.map((event) => `Note: ${event.message}${event.url ? ` (${event.url})` : ''}`);
   const text = operation.text?.(result, outcome) ?? JSON.stringify(structured);
   return {

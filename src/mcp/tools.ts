@@ -2,7 +2,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { annotationsOf, callInput, mcpInput, operations as allOperations, type AnyOperation } from '../core/operations/index.js';
 import { toJsonSchema } from '../core/validation.js';
-import { interfaceEnvelopeSchema } from '../door.js';
+import { answerForm } from '../door.js';
 
 /**
  * The MCP tools, generated from the operation table: one tool per operation, except operations folded into another
@@ -29,11 +29,6 @@ export function buildTools(operations: readonly AnyOperation[] = allOperations):
   });
 }
 
-/** The schema of the structuredContent an operation answers over MCP. */
-export function structuredSchema(operation: AnyOperation): z.ZodType {
-  return operation.answer === 'envelope' ? interfaceEnvelopeSchema(operation.output) : operation.output;
-}
-
 /** Which operation a call runs: the host's, or the folded one named by `operation`. */
 export function pickOperation(tool: McpTool, args: Record<string, unknown>): { operation?: AnyOperation; args: Record<string, unknown> } {
   if (tool.operations.length === 1) return { operation: tool.operations[0], args };
@@ -55,7 +50,7 @@ function listing([host, ...folded]: AnyOperation[]): Tool {
     input = hostInput.extend({ ...extra, operation: z.enum(names).optional() });
     description += folded.map((operation) => ` operation=${operation.name}: ${operation.description}`).join('');
   }
-  const outputs = [host!, ...folded].map((operation) => toJsonSchema(structuredSchema(operation), 'output'));
+  const outputs = [host!, ...folded].map((operation) => toJsonSchema(answerForm(operation).structuredSchema(operation), 'output'));
   const annotations = [host!, ...folded].map(annotationsOf);
   return {
     name: host!.name,
