@@ -46,10 +46,19 @@ describe('recording over REST', { timeout: 150_000 }, () => {
     const next = await call('observe', {});
     expect((await call('act', { action: ref(next.actions, /link: Statements/) })).url).toBe(site.url('/recording/statements.html'));
 
-    const res = await fetch(`${server.url}/v1/sessions/${id}/recording`, { method: 'POST', headers: { 'x-svc-api-key': KEY_A } });
+    const res = await fetch(`${server.url}/v1/sessions/${id}/trace`, { method: 'POST', headers: { 'x-svc-api-key': KEY_A } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/zip');
-    const trace = openTraceZip(Buffer.from(await res.arrayBuffer()));
+    const zip = Buffer.from(await res.arrayBuffer());
+    const trace = openTraceZip(zip);
+    // The former path answers the same until 0.3.0 (a deprecated alias in the OpenAPI document).
+    const former = await fetch(`${server.url}/v1/sessions/${id}/recording`, { method: 'POST', headers: { 'x-svc-api-key': KEY_A } });
+    expect(former.status).toBe(200);
+    expect(openTraceZip(Buffer.from(await former.arrayBuffer())).groups.map((group) => group.title)).toEqual(
+      trace.groups.map((group) => group.title),
+    );
+    const described = (await api(server.url, 'GET', '/v1/openapi.json', {})).json.paths['/v1/sessions/{id}/recording'].post;
+    expect(described).toMatchObject({ operationId: 'SessionRecording', deprecated: true });
     const operations = ['navigate', 'observe', 'act', 'act', 'observe', 'act'];
     expect(trace.groups.map((group) => group.title)).toEqual(ids.map((actionId, i) => `${operations[i]} ${actionId}`));
     const formEncoded = new URLSearchParams({ v: SECRET }).toString().slice('v='.length);
@@ -63,7 +72,7 @@ describe('recording over REST', { timeout: 150_000 }, () => {
     expect(JSON.stringify(log.json)).not.toContain(SECRET);
 
     for (const [method, path] of [
-      ['POST', `/v1/sessions/${id}/recording`],
+      ['POST', `/v1/sessions/${id}/trace`],
       ['GET', `/v1/sessions/${id}/log`],
     ] as const) {
       const other = await api(server.url, method, path, { key: KEY_B });
@@ -76,7 +85,7 @@ describe('recording over REST', { timeout: 150_000 }, () => {
   it('a session without record answers 409 recording_not_enabled; a bad record option is 400', async () => {
     const started = await api(server.url, 'POST', '/v1/sessions/start', { key: KEY_A });
     const id = started.json.data.id as string;
-    const res = await api(server.url, 'POST', `/v1/sessions/${id}/recording`, { key: KEY_A });
+    const res = await api(server.url, 'POST', `/v1/sessions/${id}/trace`, { key: KEY_A });
     expect(res.status).toBe(409);
     expect(res.json).toMatchObject({ success: false, error: { code: 'recording_not_enabled' } });
     expect((await api(server.url, 'GET', `/v1/sessions/${id}/log`, { key: KEY_A })).json.data).toEqual({ entries: [], dropped: 0 });
@@ -88,7 +97,7 @@ describe('recording over REST', { timeout: 150_000 }, () => {
 });
 
 describe('recording over MCP', { timeout: 150_000 }, () => {
-  it('session_recording answers the log, and with operation session_trace the zip as an embedded resource whose step is the call _meta.actionId', async () => {
+  it('session_log answers the log, and with operation session_trace the zip as an embedded resource whose step is the call _meta.actionId', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${KEY_A}` } },
     });
@@ -99,11 +108,11 @@ describe('recording over MCP', { timeout: 150_000 }, () => {
       const sessionId = (started.structuredContent as { id: string }).id;
       const navigated = await client.callTool({ name: 'navigate', arguments: { sessionId, url: site.url('/recording/statements.html') } });
       const actionId = (navigated._meta as { actionId: string }).actionId;
-      const log = await client.callTool({ name: 'session_recording', arguments: { sessionId } });
+      const log = await client.callTool({ name: 'session_log', arguments: { sessionId } });
       expect(log.isError).toBeFalsy();
       const entries = (log.structuredContent as { entries: Array<{ actionId: string; operation: string }> }).entries;
       expect(entries.map((entry) => [entry.operation, entry.actionId])).toEqual([['navigate', actionId]]);
-      const result = await client.callTool({ name: 'session_recording', arguments: { sessionId, operation: 'session_trace' } });
+      const result = await client.callTool({ name: 'session_log', arguments: { sessionId, operation: 'session_trace' } });
       expect(result.isError).toBeFalsy();
       const structured = result.structuredContent as { bytes: number };
       const resource = (result.content as Array<{ type: string; resource?: { mimeType: string; blob: string } }>).find(

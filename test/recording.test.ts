@@ -49,7 +49,7 @@ describe('recording', { timeout: 150_000 }, () => {
     const session = await fixture.lib.startSession({ record: true });
     try {
       const steps = await signInAndBrowse(session);
-      const trace = openTraceZip(await session.recording());
+      const trace = openTraceZip(await session.trace());
       expect(trace.names).toEqual(expect.arrayContaining(['trace.trace', 'trace.network']));
       expect(trace.names.some((name) => name.startsWith('resources/'))).toBe(true);
       // Every operation is one group named "<operation> <actionId>", in the order they ran.
@@ -104,7 +104,7 @@ describe('recording', { timeout: 150_000 }, () => {
       expect(entries.at(-2)!.url).toBe(fixture.site.url('/recording/settings.html'));
       expect(JSON.stringify(entries)).not.toContain(SECRET);
       expect(JSON.stringify(entries)).not.toContain(CODE);
-      const trace = openTraceZip(await session.recording());
+      const trace = openTraceZip(await session.trace());
       expect(trace.names.some((name) => name.startsWith('screencast/'))).toBe(false);
       expect(filesContaining(trace.files, SECRET)).toEqual([]);
     } finally {
@@ -120,7 +120,7 @@ describe('recording', { timeout: 150_000 }, () => {
       await session.page.act({ ...find(actions, /textbox: Password/), arguments: { value: 'literal-pw-5521' } });
       await session.page.act(find(actions, /button: Sign in/));
       expect(JSON.stringify(session.log().entries)).not.toContain('literal-pw-5521');
-      const trace = openTraceZip(await session.recording());
+      const trace = openTraceZip(await session.trace());
       expect(filesContaining(trace.files, 'literal-pw-5521')).toEqual([]);
       expect(trace.calls.filter((call) => call.method === 'Frame.fill').map((call) => call.params.value)).toEqual(['[password]']);
     } finally {
@@ -137,7 +137,7 @@ describe('recording', { timeout: 150_000 }, () => {
       await session.page.act(find(actions, /button: Sign in/));
       // The page the form led to has the secret in its URL: the log shows it masked, as the trace must.
       expect(session.log().entries.at(-1)?.url).toContain('password=%25secret%25');
-      const trace = openTraceZip(await session.recording());
+      const trace = openTraceZip(await session.trace());
       expect(filesContaining(trace.files, 'get-login').length).toBeGreaterThan(0);
       for (const secret of [SECRET, encodeURIComponent(SECRET), formEncoded(SECRET)])
         expect({ secret, files: filesContaining(trace.files, secret) }).toEqual({ secret, files: [] });
@@ -176,9 +176,9 @@ describe('recording', { timeout: 150_000 }, () => {
     try {
       const first: string[] = [];
       await session.navigate(fixture.site.url('/recording/statements.html'), {}, { onOutcome: ({ actionId }) => first.push(actionId) });
-      expect(openTraceZip(await session.recording()).groups.map((group) => group.title)).toEqual([`navigate ${first[0]}`]);
+      expect(openTraceZip(await session.trace()).groups.map((group) => group.title)).toEqual([`navigate ${first[0]}`]);
       await session.navigate(fixture.site.url('/recording/settings.html'), {}, { onOutcome: ({ actionId }) => first.push(actionId) });
-      const trace = openTraceZip(await session.recording());
+      const trace = openTraceZip(await session.trace());
       expect(trace.groups.map((group) => group.title)).toEqual(first.map((id) => `navigate ${id}`));
       expect(trace.names).toEqual(expect.arrayContaining(['trace.trace', 'trace-1.trace']));
     } finally {
@@ -207,7 +207,7 @@ describe('recording', { timeout: 150_000 }, () => {
         arguments: { modelClientOptions: { apiKey: '[redacted]' } },
       });
       expect(JSON.stringify(session.log())).not.toContain(apiKey);
-      const error = await rejection(session.recording());
+      const error = await rejection(session.trace());
       expect(error.code).toBe('recording_not_enabled');
       expect(error.status).toBe(409);
       expect(session.log().entries.map((entry) => entry.operation)).toEqual(['navigate', 'act']);
@@ -223,10 +223,10 @@ describe('recording', { timeout: 150_000 }, () => {
       const ids: string[] = [];
       await session.navigate(fixture.site.url('/recording/statements.html'), {}, { onOutcome: ({ actionId }) => ids.push(actionId) });
       await session.end();
-      expect(openTraceZip(await session.recording()).groups.map((group) => group.title)).toEqual([`navigate ${ids[0]}`]);
+      expect(openTraceZip(await session.trace()).groups.map((group) => group.title)).toEqual([`navigate ${ids[0]}`]);
       expect(session.log().entries.map((entry) => entry.actionId)).toEqual(ids);
       await expect
-        .poll(async () => (await rejection(session.recording()).catch(() => undefined))?.code, { timeout: 20_000 })
+        .poll(async () => (await rejection(session.trace()).catch(() => undefined))?.code, { timeout: 20_000 })
         .toBe('session_not_found');
       expect(() => session.log()).toThrow(/No session with id/);
     } finally {
@@ -237,7 +237,7 @@ describe('recording', { timeout: 150_000 }, () => {
   it("with the default retention an ended session's recording and log are gone at once", async () => {
     const session = await fixture.lib.startSession({ record: true });
     await session.end();
-    expect((await rejection(session.recording())).code).toBe('session_not_found');
+    expect((await rejection(session.trace())).code).toBe('session_not_found');
     expect(() => session.log()).toThrow(/No session with id/);
   });
 
@@ -254,7 +254,7 @@ describe('recording', { timeout: 150_000 }, () => {
     const session = started as BrowserSession;
     try {
       await session.navigate(fixture.site.url('/recording/statements.html'));
-      const trace = openTraceZip(await session.recording());
+      const trace = openTraceZip(await session.trace());
       const video = trace.names.find((name) => name.startsWith('video/') && name.endsWith('.webm'));
       // WebM is Matroska: the EBML magic number first.
       expect(trace.files.get(video!)!.subarray(0, 4).toString('hex')).toBe('1a45dfa3');

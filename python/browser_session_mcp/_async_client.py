@@ -5,6 +5,7 @@ session.py, page.py and profiles.py: edit those and run it again, never this fil
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Set, TYPE_CHECKING, Type, Union, overload
 from urllib.parse import quote
 from ._operations import Operation
@@ -203,11 +204,16 @@ class AsyncSession:
         body = _compact({'interactive': interactive, 'expiresInMs': expires_in_ms, 'takeover': takeover or None})
         return LiveView.from_json((await self._transport.request('POST', self._path('liveView'), body))['data'])
 
-    async def recording(self) -> bytes:
+    async def trace(self) -> bytes:
         """The session's Playwright trace so far as zip bytes (``npx playwright-core show-trace``), secrets scrubbed. Raises
         ``ServiceError`` ``recording_not_enabled`` (409) for a session started without ``record``."""
-        raw, _ = await self._transport.request_bytes(self._path('recording'), {}, 'application/zip')
+        raw, _ = await self._transport.request_bytes(self._path('trace'), {}, 'application/zip')
         return raw
+
+    async def recording(self) -> bytes:
+        """Deprecated until 0.3.0: the former name of ``trace()``."""
+        warnings.warn('Session.recording() is now Session.trace()', DeprecationWarning, stacklevel=2)
+        return await self.trace()
 
     async def log(self) -> Dict[str, Any]:
         """The action log as the server sends it: ``{"entries": [...], "dropped": n}``, each entry with ``actionId``,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Dict, Literal, Mapping, Optional, Union, overload
 from urllib.parse import quote
 
@@ -106,11 +107,16 @@ class Session:
         body = _compact({"interactive": interactive, "expiresInMs": expires_in_ms, "takeover": takeover or None})
         return LiveView.from_json(self._transport.request("POST", self._path("liveView"), body)["data"])
 
-    def recording(self) -> bytes:
+    def trace(self) -> bytes:
         """The session's Playwright trace so far as zip bytes (``npx playwright-core show-trace``), secrets scrubbed. Raises
         ``ServiceError`` ``recording_not_enabled`` (409) for a session started without ``record``."""
-        raw, _ = self._transport.request_bytes(self._path("recording"), {}, "application/zip")
+        raw, _ = self._transport.request_bytes(self._path("trace"), {}, "application/zip")
         return raw
+
+    def recording(self) -> bytes:
+        """Deprecated until 0.3.0: the former name of ``trace()``."""
+        warnings.warn("Session.recording() is now Session.trace()", DeprecationWarning, stacklevel=2)
+        return self.trace()
 
     def log(self) -> Dict[str, Any]:
         """The action log as the server sends it: ``{"entries": [...], "dropped": n}``, each entry with ``actionId``,

@@ -39,7 +39,7 @@ class GeneratedTest(unittest.TestCase):
             async_cls = getattr(_async_client, "Async" + sync_cls.__name__)
             public = {name for name in vars(sync_cls) if not name.startswith("_")}
             self.assertEqual(public, {name for name in vars(async_cls) if not name.startswith("_")}, sync_cls.__name__)
-        for name in ("navigate", "end", "refresh", "live_view", "state", "log", "recording", "call"):
+        for name in ("navigate", "end", "refresh", "live_view", "state", "log", "trace", "recording", "call"):
             self.assertTrue(inspect.iscoroutinefunction(getattr(AsyncSession, name)), name)
         self.assertTrue(inspect.iscoroutinefunction(AsyncClient.call) and inspect.iscoroutinefunction(AsyncClient.operations))
         self.assertFalse(inspect.iscoroutinefunction(AsyncSession.agent))
@@ -157,7 +157,7 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
             assert again.data.result is not None
             self.assertEqual(again.data.result.status, 200)
             entries = (await session.log())["entries"]
-            self.assertEqual((entries[0]["operation"], entries[0]["errorCode"]), ("agentExecute", "cancelled"))
+            self.assertEqual((entries[0]["operation"], entries[0]["errorCode"]), ("agent_execute", "cancelled"))
 
     async def test_the_client_timeout_is_client_timeout_not_the_servers_timeout(self) -> None:
         async with await self.client.sessions.start() as session:

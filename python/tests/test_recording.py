@@ -12,7 +12,7 @@ class RecordingTest(ServerTestCase):
     def test_a_recorded_session_answers_its_trace_zip_and_log(self) -> None:
         with self.client.sessions.start(record={"screenshots": False}) as session:
             response = session.navigate(site("/recording/statements.html"))
-            archive = zipfile.ZipFile(io.BytesIO(session.recording()))
+            archive = zipfile.ZipFile(io.BytesIO(session.trace()))
             self.assertIsNone(archive.testzip())
             self.assertIn("trace.trace", archive.namelist())
             trace = archive.read("trace.trace").decode("utf-8")
@@ -23,6 +23,6 @@ class RecordingTest(ServerTestCase):
     def test_a_session_without_record_answers_recording_not_enabled(self) -> None:
         with self.client.sessions.start() as session:
             with self.assertRaises(ServiceError) as caught:
-                session.recording()
+                session.trace()
             self.assertEqual((caught.exception.code, caught.exception.status), ("recording_not_enabled", 409))
             self.assertEqual(session.log(), {"entries": [], "dropped": 0})

@@ -137,9 +137,14 @@ export class BrowserSession {
   }
 
   /** The Playwright trace so far (a zip for `npx playwright-core show-trace`); `recording_not_enabled` unless started with record. */
-  async recording(): Promise<Buffer> {
+  async trace(): Promise<Buffer> {
     const { result } = await runOperation({ service: this.service, operation: sessionTrace, input: { sessionId: this.id } });
     return (result as BinaryResult).bytes;
+  }
+
+  /** @deprecated Until 0.3.0: the former name of `trace()`. */
+  recording(): Promise<Buffer> {
+    return this.trace();
   }
 
   /** The action log: each operation with its actionId, masked arguments, times, outcome, page events and URL. */

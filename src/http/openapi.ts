@@ -76,6 +76,7 @@ function operation(route: Route): Json {
         }
       : {}),
     responses: { '200': success, ...errorResponses(route) },
+    ...(route.deprecated ? { deprecated: true } : {}),
     ...(route.auth ? {} : { security: [] }),
   };
 }

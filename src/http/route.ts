@@ -35,6 +35,8 @@ export interface Route<B extends z.ZodType = z.ZodType> {
   bodyLimit?: number;
   /** The media types of a route that answers bytes (a BinaryBody) instead of JSON. */
   binary?: readonly string[];
+  /** A former route kept for a while: the OpenAPI document marks it deprecated, its summary says until when. */
+  deprecated?: boolean;
   /** False for the routes that reveal nothing: health and the API description. */
   auth: boolean;
   /** Error statuses an unauthenticated route answers besides 403, 404, 405 and 500 (e.g. 503 for readiness). */

@@ -27,15 +27,21 @@ function health(service: BrowserService) {
 
 const streamResponse = z.boolean().optional().describe('Stream progress as Server-Sent Events.');
 
-/** An operation's route: its input validates the body (or query), its answer form shapes the body. */
-function operationRoute(operation: AnyOperation): Route {
+/**
+ * An operation's route: its input validates the body (or query), its answer form shapes the body. `alias`: a former
+ * path of the operation, served the same way and marked deprecated.
+ */
+function operationRoute(operation: AnyOperation, alias?: { path: string; operationId: string; until: string }): Route {
   const input =
     operation.streams && !('streamResponse' in operation.input.shape) ? operation.input.extend({ streamResponse }) : operation.input;
   return route({
     method: operation.rest.method,
-    path: operation.rest.path,
-    operationId: operation.rest.operationId,
-    summary: operation.summary ?? operation.description,
+    path: alias?.path ?? operation.rest.path,
+    operationId: alias?.operationId ?? operation.rest.operationId,
+    summary: alias
+      ? `Deprecated: the former path of ${operation.rest.operationId} (${operation.rest.path}), served until ${alias.until}.`
+      : (operation.summary ?? operation.description),
+    ...(alias ? { deprecated: true } : {}),
     body: input,
     response: answerForm(operation).restSchema(operation),
     operation,
@@ -79,7 +85,10 @@ export const routes: Route[] = [
     auth: false,
     handle: () => (openApi ??= openApiDocument(routes)),
   }),
-  ...operations.map(operationRoute),
+  ...operations.flatMap((operation) => [
+    operationRoute(operation),
+    ...(operation.rest.aliases ?? []).map((alias) => operationRoute(operation, alias)),
+  ]),
 ];
 
 export interface RouteMatch {

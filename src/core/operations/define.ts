@@ -82,6 +82,8 @@ export interface OperationDefinition<
     bodyLimit?: number;
     /** Answers within seconds: a peer that has not answered in QUICK_HEADERS_TIMEOUT_MS is down. */
     quick?: boolean;
+    /** Former routes still served for one release, marked deprecated in the OpenAPI document. */
+    aliases?: Array<{ path: string; operationId: string; until: string }>;
   };
   /**
    * How the result is answered. `outcome` (default): the result with its metadata {actionId, usage?, pageEvents,

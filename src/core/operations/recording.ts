@@ -3,7 +3,7 @@ import { ActionLogEntrySchema } from '../recording/index.js';
 import { defineOperation, type BinaryResult } from './define.js';
 
 /**
- * A session's action log and its Playwright trace (docs/recording.md). One MCP tool, session_recording: the log, or
+ * A session's action log and its Playwright trace (docs/recording.md). One MCP tool, session_log: the log, or
  * with `operation: "session_trace"` the trace zip as an embedded resource. Neither is itself logged or traced.
  */
 
@@ -13,7 +13,7 @@ const ActionLogOutput = z.object({
 });
 
 export const sessionLog = defineOperation({
-  name: 'session_recording',
+  name: 'session_log',
   title: 'Action log and trace of a session',
   description: "A session's action log (actionId, arguments, outcome, URL per call).",
   summary: 'The action log: the last 1,000 operations with actionId, masked arguments, times, outcome, page events and URL.',
@@ -45,9 +45,15 @@ export const sessionTrace = defineOperation({
   openWorld: false,
   answer: 'plain',
   binary: { mediaTypes: ['application/zip'] },
-  mcp: { foldInto: 'session_recording' },
+  mcp: { foldInto: 'session_log' },
   example: {},
-  rest: { method: 'POST', path: '/v1/sessions/{id}/recording', operationId: 'SessionRecording' },
+  rest: {
+    method: 'POST',
+    path: '/v1/sessions/{id}/trace',
+    operationId: 'SessionTrace',
+    // In 0.1 the trace was at /recording while the MCP tool session_recording was the log: one word, two things.
+    aliases: [{ path: '/v1/sessions/{id}/recording', operationId: 'SessionRecording', until: '0.3.0' }],
+  },
   text: ({ bytes }) => `Trace zip, ${bytes} bytes (open with npx playwright-core show-trace).`,
   run: async (_input, { service, owner, sessionId }) => {
     const zip = await service.recording(owner, sessionId);
