@@ -79,14 +79,15 @@ const CHECKED_BY_SERVER = new Set([
   'propertyNames',
 ]);
 
-/** The input schema as tools/list shows it: the same shape and descriptions, without the bounds in CHECKED_BY_SERVER. */
+/** The input schema as tools/list shows it: the same shape and descriptions, without the bounds in CHECKED_BY_SERVER and closed objects' `additionalProperties: false`. */
 function slim(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(slim);
   if (!schema || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (CHECKED_BY_SERVER.has(key)) continue;
-    if (key === 'additionalProperties' && value && typeof value === 'object' && !Object.keys(value).length) continue;
+    // `additionalProperties: false` too: the server refuses unknown fields with a clear error either way.
+    if (key === 'additionalProperties' && (value === false || (value && typeof value === 'object' && !Object.keys(value).length))) continue;
     out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, slim(v)])) : slim(value);
   }
   return out;
