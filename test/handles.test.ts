@@ -189,4 +189,11 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     // A drawn checkbox inside a clickable row says its state, named by its class.
     expect(text).toMatch(/^\[\d+\] Priority support \(check on\)$/m);
   });
+
+  it('gives each cell a ref where one listener handles rows of cells (a data grid), not one ref for every row', async () => {
+    const text = await open();
+    expect(text).toMatch(/^\[\d+\] A1\n\[\d+\] B1$/m);
+    await session.page.act({ ref: refOf(text, /\] B2$/), method: 'dblclick' });
+    expect(await said()).toBe('cell B2');
+  });
 });

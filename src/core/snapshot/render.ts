@@ -208,14 +208,7 @@ export class Renderer {
       this.kids(node, depth + 1);
       return this.flush();
     }
-    if (INLINE.has(r)) return this.kids(node, depth);
-    // A block inside a line of text (`<div>Supplier<b style="display: block">Nordic</b></div>`) stays on the line,
-    // its words apart from the text beside it.
-    if (mixed && r === 'generic') {
-      this.gap();
-      this.kids(node, depth);
-      return this.gap();
-    }
+    if (INLINE.has(r) || (mixed && r === 'generic')) return this.kids(node, depth);
     this.block(node, depth, '');
   }
 
@@ -269,12 +262,6 @@ export class Renderer {
     if (line) return line;
     const last = this.lines[this.lines.length - 1];
     return typeof last === 'string' ? last.trim() : '';
-  }
-
-  /** A space after the words on the line so far, unless the line is empty or already ends in one. */
-  private gap(): void {
-    const last = this.line[this.line.length - 1];
-    if (last !== undefined && !/\s$/.test(last)) this.line.push(' ');
   }
 
   private append(piece: string, depth: number): void {

@@ -387,6 +387,7 @@ var walker = (() => {
     if (el.getAttribute("draggable") === "true") return true;
     if (ctx.control) return style.cursor === "pointer" && GLYPH.test((el.textContent ?? "").trim());
     if (style.cursor === "pointer" && !ctx.pointer) return true;
+    if (ctx.delegated && hasOwnWords(el)) return true;
     if (tag === "label") {
       const control = el.control;
       return !control || !control.checkVisibility();
@@ -396,6 +397,26 @@ var walker = (() => {
       return box.width * box.height >= 0.9 * innerWidth * innerHeight && !el.querySelector(CONTROLS);
     }
     return false;
+  }
+  var MAX_DELEGATED_ELEMENTS = 1500;
+  function delegatesClicks(walk, el) {
+    if (!walk.listened.has(el) && !HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return false;
+    if (el.localName === "html" || el.localName === "body" || el.querySelector(CONTROLS) || el.querySelector("[draggable=true]"))
+      return false;
+    if (el.getElementsByTagName("*").length > MAX_DELEGATED_ELEMENTS) return false;
+    const rows = /* @__PURE__ */ new Map();
+    for (const row of Array.from(el.children)) {
+      const cells = Array.from(row.children).filter((cell) => (cell.textContent ?? "").trim());
+      if (cells.length < 2) continue;
+      const kind = \`\${row.localName}.\${row.getAttribute("class") ?? ""}\`;
+      const count = (rows.get(kind) ?? 0) + 1;
+      if (count >= 3) return true;
+      rows.set(kind, count);
+    }
+    return false;
+  }
+  function hasOwnWords(el) {
+    return Array.from(el.childNodes).some((node) => node.nodeType === Node.TEXT_NODE && node.data.trim() !== "");
   }
   function labelsItsControl(label) {
     const control = label.control;
@@ -717,7 +738,8 @@ var walker = (() => {
       mute: ctx.mute || tag === "label" && labelsItsControl(el),
       depth: ctx.depth + 1,
       pointer: style.cursor === "pointer",
-      control: ctx.control
+      control: ctx.control,
+      delegated: ctx.delegated
     };
     const shadow = rootOf(walk, el);
     if (el.getAttribute("aria-hidden") === "true") {
@@ -753,7 +775,9 @@ var walker = (() => {
       out.push(frame);
       return;
     }
-    const clickable = !walk.interactive.has(role) && !focusable && actsOnClick(walk, el, tag, style, ctx);
+    const delegating = !ctx.control && !ctx.delegated && delegatesClicks(walk, el);
+    if (delegating) inner.delegated = true;
+    const clickable = !walk.interactive.has(role) && !focusable && !delegating && actsOnClick(walk, el, tag, style, ctx);
     if (walk.interactive.has(role) || focusable || clickable) inner.control = true;
     if (!role || role === "none" || role === "generic") {
       if (focusable || clickable) role = "generic";
@@ -873,7 +897,8 @@ var walker = (() => {
       mute: false,
       depth: 0,
       pointer: startStyle ? startStyle.cursor === "pointer" : false,
-      control: false
+      control: false,
+      delegated: false
     };
     visit(walk, start, ctx, top);
     const root = options.xpath === void 0 ? { r: "RootWebArea", n: document.title, c: top } : { r: "generic", g: 1, c: top };

@@ -21,6 +21,8 @@ export function actsOnClick(walk: Walk, el: Element, tag: string, style: CSSStyl
   // Inside a control, a glyph of its own that shows the pointer (a row's "⋯" menu, a tab's "×") is a target too.
   if (ctx.control) return style.cursor === 'pointer' && GLYPH.test((el.textContent ?? '').trim());
   if (style.cursor === 'pointer' && !ctx.pointer) return true;
+  // Under a container that handles clicks for its items, each piece of words a person sees is a target (a cell).
+  if (ctx.delegated && hasOwnWords(el)) return true;
   if (tag === 'label') {
     const control = (el as HTMLLabelElement).control;
     return !control || !control.checkVisibility();
@@ -30,6 +32,37 @@ export function actsOnClick(walk: Walk, el: Element, tag: string, style: CSSStyl
     return box.width * box.height >= 0.9 * innerWidth * innerHeight && !el.querySelector(CONTROLS);
   }
   return false;
+}
+
+/** Most elements under a container whose words all become targets; a bigger one keeps one ref for the whole. */
+const MAX_DELEGATED_ELEMENTS = 1_500;
+
+/**
+ * Whether an element handles clicks for rows of like cells (a data grid's body with one listener): it holds no
+ * control and nothing draggable, and three or more of its children are rows of the same tag and class, each with
+ * words in two or more cells. The cells' words then get refs of their own instead of one ref holding every row's
+ * words. (A list of cards, each a target of its own, has no such rows.)
+ */
+export function delegatesClicks(walk: Walk, el: Element): boolean {
+  if (!walk.listened.has(el) && !HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return false;
+  if (el.localName === 'html' || el.localName === 'body' || el.querySelector(CONTROLS) || el.querySelector('[draggable=true]'))
+    return false;
+  if (el.getElementsByTagName('*').length > MAX_DELEGATED_ELEMENTS) return false;
+  const rows = new Map<string, number>();
+  for (const row of Array.from(el.children)) {
+    const cells = Array.from(row.children).filter((cell) => (cell.textContent ?? '').trim());
+    if (cells.length < 2) continue;
+    const kind = `${row.localName}.${row.getAttribute('class') ?? ''}`;
+    const count = (rows.get(kind) ?? 0) + 1;
+    if (count >= 3) return true;
+    rows.set(kind, count);
+  }
+  return false;
+}
+
+/** Whether some words are the element's own (a text node of its own, not only its children's). */
+function hasOwnWords(el: Element): boolean {
+  return Array.from(el.childNodes).some((node) => node.nodeType === Node.TEXT_NODE && (node as Text).data.trim() !== '');
 }
 
 /** A label whose text names a rendered control, with no other control or link inside it. */

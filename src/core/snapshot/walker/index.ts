@@ -71,6 +71,7 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     depth: 0,
     pointer: startStyle ? startStyle.cursor === 'pointer' : false,
     control: false,
+    delegated: false,
   };
   visit(walk, start, ctx, top);
   const root: WalkNode = options.xpath === undefined ? { r: 'RootWebArea', n: document.title, c: top } : { r: 'generic', g: 1, c: top };

@@ -1,5 +1,5 @@
 import { canvas } from './canvas.js';
-import { actsOnClick, CLASS_STATE, labelsItsControl } from './clickable.js';
+import { actsOnClick, CLASS_STATE, delegatesClicks, labelsItsControl } from './clickable.js';
 import { classWord, iconOf, rowText } from './icons.js';
 import { nameOf, readText } from './names.js';
 import { PHRASING, roleOf, SKIP_TAGS, INLINE_ROLE_TAGS } from './roles.js';
@@ -103,6 +103,7 @@ export function visit(walk: Walk, node: Node, ctx: Context, out: Array<WalkNode 
     depth: ctx.depth + 1,
     pointer: style.cursor === 'pointer',
     control: ctx.control,
+    delegated: ctx.delegated,
   };
   const shadow = rootOf(walk, el);
   if (el.getAttribute('aria-hidden') === 'true') {
@@ -141,7 +142,10 @@ export function visit(walk: Walk, node: Node, ctx: Context, out: Array<WalkNode 
     out.push(frame);
     return;
   }
-  const clickable = !walk.interactive.has(role) && !focusable && actsOnClick(walk, el, tag, style, ctx);
+  // A list of like items handled by one listener on their container: the items' words are the targets, not the whole.
+  const delegating = !ctx.control && !ctx.delegated && delegatesClicks(walk, el);
+  if (delegating) inner.delegated = true;
+  const clickable = !walk.interactive.has(role) && !focusable && !delegating && actsOnClick(walk, el, tag, style, ctx);
   // Inside a control only a handler of its own makes an element another thing to act on (not the cursor it inherits).
   if (walk.interactive.has(role) || focusable || clickable) inner.control = true;
   if (!role || role === 'none' || role === 'generic') {

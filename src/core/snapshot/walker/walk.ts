@@ -33,6 +33,8 @@ export interface Context {
   /** The parent shows a pointer cursor (its children inherit it: only the outermost gets a ref). */
   pointer: boolean;
   control: boolean;
+  /** Inside an element that handles clicks for a list of like items (a data grid's body): its words are targets. */
+  delegated: boolean;
 }
 
 export function rootOf(walk: Walk, el: Element): ShadowRoot | null {
