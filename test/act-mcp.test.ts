@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_UPLOAD_BYTES } from '../src/core/act/index.js';
 import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { findAction, refOf } from './fixtures/refs.js';
 
 interface Observed {
   ref: string;
@@ -31,14 +32,12 @@ const NO_KEYS = { OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', MODEL_NAME: '' };
 const replies: Array<(params: CreateMessageRequest['params']) => string> = [];
 const received: Array<CreateMessageRequest['params']> = [];
 
+/** The ref on the first line of a sampling request's messages that matches `pattern`. */
 function refIn(params: CreateMessageRequest['params'], pattern: RegExp): string {
   const texts = params.messages.flatMap((message) =>
     (Array.isArray(message.content) ? message.content : [message.content]).map((block) => ('text' in block ? String(block.text) : '')),
   );
-  const line = texts.flatMap((text) => text.split('\n')).find((candidate) => pattern.test(candidate)) ?? '';
-  const ref = /\[(\d+(?:-\d+)?)\]/.exec(line)?.[1];
-  if (!ref) throw new Error(`no line matching ${pattern}`);
-  return ref;
+  return refOf(texts.join('\n'), pattern);
 }
 
 /** PNG width and height from its IHDR chunk. */
@@ -61,11 +60,6 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
   const textOf = (result: CallToolResult) => (result.content[0] as { text: string }).text;
   const observe = async (instruction?: string) =>
     ((await ok('observe', instruction ? { instruction } : {})).structuredContent as { actions: Observed[] }).actions;
-  const find = (actions: Observed[], pattern: RegExp) => {
-    const found = actions.find((action) => pattern.test(action.description));
-    if (!found) throw new Error(`no ${pattern} in ${JSON.stringify(actions)}`);
-    return found;
-  };
   const tabs = async () =>
     ((await server.call('session_list')).structuredContent as { sessions: Array<{ id: string; tabs: Tab[] }> }).sessions.find(
       (session) => session.id === sessionId,
@@ -95,15 +89,15 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
   it('fills and submits a login form by refs; the text content is compact lines, not JSON', async () => {
     await ok('navigate', { url: site.url('/agent/login.html') });
     const actions = await observe();
-    expect(find(actions, /button: Sign in/).method).toBe('click');
-    const user = await ok('act', { action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } });
+    expect(findAction(actions, /button: Sign in/).method).toBe('click');
+    const user = await ok('act', { action: { ...findAction(actions, /textbox: Username/), arguments: { value: 'alice' } } });
     expect(textOf(user).split('\n')[0]).toMatch(/^Filled \[\d+(?:-\d+)?\] textbox "Username" with "alice"\.$/);
     expect(textOf(user)).not.toContain('{');
     await ok('act', {
-      action: { ...find(actions, /textbox: Password/), arguments: { value: '%pw%' } },
+      action: { ...findAction(actions, /textbox: Password/), arguments: { value: '%pw%' } },
       variables: { pw: 'correct horse battery' },
     });
-    const submitted = await ok('act', { action: find(actions, /button: Sign in/) });
+    const submitted = await ok('act', { action: findAction(actions, /button: Sign in/) });
     const out = submitted.structuredContent as unknown as ActOut;
     expect(out).toMatchObject({ success: true, navigated: true, url: site.url('/agent/account.html') });
     expect(textOf(submitted)).toMatch(/^Clicked .*\nNew page:\n/);
@@ -113,7 +107,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
 
   it('shows a same-page change as + and - lines', async () => {
     await ok('navigate', { url: site.url('/act/widgets.html') });
-    const add = find(await observe(), /button: Add one/);
+    const add = findAction(await observe(), /button: Add one/);
     const text = textOf(await ok('act', { action: add }));
     expect(text).toMatch(/^- .*Clicked 0 times/m);
     expect(text).toMatch(/^\+ .*Clicked 1 times/m);
@@ -121,7 +115,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
 
   it('answers a click whose result arrives after a 2 s spinner with the result, and a line saying what it waited for', async () => {
     await ok('navigate', { url: site.url('/settle/spinner.html') });
-    const built = await ok('act', { action: find(await observe(), /button: Build report/) });
+    const built = await ok('act', { action: findAction(await observe(), /button: Build report/) });
     expect(built.structuredContent).toMatchObject({ settled: { waitedFor: 'network' } });
     expect(textOf(built)).toMatch(/^\+ .*Report ready: 1,284 orders in March/m);
     expect(textOf(built)).toMatch(/^Waited \d+ ms for the page to settle \(network\)\.$/m);
@@ -164,16 +158,20 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     const actions = await observe();
     expect(errorCode(await call('act', { action: { ref: '0-9999', method: 'click' } }))).toBe('ref_not_found');
     expect(
-      errorCode(await call('act', { action: { ...find(actions, /button: Add one/), method: 'fill', arguments: { value: 'x' } } })),
+      errorCode(await call('act', { action: { ...findAction(actions, /button: Add one/), method: 'fill', arguments: { value: 'x' } } })),
     ).toBe('invalid_argument');
     expect(errorCode(await call('act', { action: { ref: '0-1', method: 'teleport' } }))).toBe('invalid_argument');
-    const covered = await call('act', { action: find(actions, /button: Pay now/), timeoutMs: 500 });
+    const covered = await call('act', { action: findAction(actions, /button: Pay now/), timeoutMs: 500 });
     expect(errorCode(covered)).toBe('action_timeout');
     expect(textOf(covered)).toContain('Cookie notice');
     const big = Buffer.alloc(MAX_UPLOAD_BYTES + 1).toString('base64');
-    const upload = { ...find(actions, /Attachment/), method: 'upload', arguments: { files: [{ name: 'big.bin', contentBase64: big }] } };
+    const upload = {
+      ...findAction(actions, /Attachment/),
+      method: 'upload',
+      arguments: { files: [{ name: 'big.bin', contentBase64: big }] },
+    };
     expect(errorCode(await call('act', { action: upload }))).toBe('payload_too_large');
-    expect(textOf(await ok('act', { action: find(actions, /button: Add one/) }))).toMatch(/Clicked 1 times/);
+    expect(textOf(await ok('act', { action: findAction(actions, /button: Add one/) }))).toMatch(/Clicked 1 times/);
   });
 
   it('keeps a popup as a tab: listed, selected, acted on and closed', async () => {
@@ -184,7 +182,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     const out = selected.structuredContent as unknown as ActOut;
     expect(out.pageText).toContain('Second page');
     expect(out.tabs).toEqual([expect.objectContaining({ active: false }), expect.objectContaining({ tabId: popup.tabId, active: true })]);
-    const home = find(await observe(), /link: Home/);
+    const home = findAction(await observe(), /link: Home/);
     expect((await ok('act', { action: home })).structuredContent).toMatchObject({ navigated: true, url: site.url('/index.html') });
     const closed = await ok('act', { action: { method: 'closeTab', arguments: { tabId: popup.tabId } } });
     expect((closed.structuredContent as unknown as ActOut).url).toBe(site.url('/popup.html'));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ACT_INPUT_BYTES as MAX_ACT_BODY_BYTES } from '../src/core/act/index.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, readSse, startHttp, type TestHttp } from './http-fixture.js';
+import { findAction } from './fixtures/refs.js';
 
 interface Observed {
   ref: string;
@@ -21,7 +22,6 @@ describe('act, observe and screenshot over REST (default popup policy)', () => {
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     return res.json.data.result.actions;
   };
-  const find = (actions: Observed[], pattern: RegExp) => actions.find((action) => pattern.test(action.description))!;
   const screenshot = (body: unknown) =>
     fetch(`${http.url}/v1/sessions/${id}/screenshot`, {
       method: 'POST',
@@ -42,18 +42,18 @@ describe('act, observe and screenshot over REST (default popup policy)', () => {
   it('fills and submits a login form by refs; act answers the envelope, and streams as SSE on request', async () => {
     await post('/navigate', { url: site.url('/agent/login.html') });
     const actions = await observe();
-    const filled = await post('/act', { action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } });
+    const filled = await post('/act', { action: { ...findAction(actions, /textbox: Username/), arguments: { value: 'alice' } } });
     expect(filled.status).toBe(200);
     expect(filled.json).toMatchObject({
       success: true,
       data: { actionId: expect.any(String), result: { success: true, pageChanged: true } },
     });
     expect(filled.json.data.result.diff.added.join('\n')).toContain('alice');
-    await post('/act', { action: { ...find(actions, /textbox: Password/), arguments: { value: 'correct horse battery' } } });
+    await post('/act', { action: { ...findAction(actions, /textbox: Password/), arguments: { value: 'correct horse battery' } } });
     const res = await fetch(`${http.url}/v1/sessions/${id}/act`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-stream-response': 'true' },
-      body: JSON.stringify({ action: find(actions, /button: Sign in/) }),
+      body: JSON.stringify({ action: findAction(actions, /button: Sign in/) }),
     });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = await readSse(res);
@@ -64,7 +64,7 @@ describe('act, observe and screenshot over REST (default popup policy)', () => {
 
   it('answers results a timer renders 200 ms after the click, with what act waited for', async () => {
     await post('/navigate', { url: site.url('/settle/timer.html?ms=200') });
-    const res = await post('/act', { action: find(await observe(), /button: Search flights/) });
+    const res = await post('/act', { action: findAction(await observe(), /button: Search flights/) });
     expect(res.status).toBe(200);
     expect(res.json.data.result.diff.added).toContain('3 flights from Vienna found after 200 ms');
     expect(res.json.data.result.settled).toMatchObject({ waitedMs: expect.any(Number), waitedFor: expect.any(String) });
@@ -93,27 +93,27 @@ describe('act, observe and screenshot over REST (default popup policy)', () => {
     const unknown = await post('/act', { action: { ref: '0-9999', method: 'click' } });
     expect([unknown.status, unknown.json.error.code]).toEqual([404, 'ref_not_found']);
     expect(unknown.json.error.message).toMatch(/read the page again/);
-    const misfit = await post('/act', { action: { ...find(actions, /button: Add one/), method: 'check' } });
+    const misfit = await post('/act', { action: { ...findAction(actions, /button: Add one/), method: 'check' } });
     expect([misfit.status, misfit.json.error.code]).toEqual([400, 'invalid_argument']);
-    const both = await post('/act', { action: find(actions, /button: Add one/), instruction: 'click it' });
+    const both = await post('/act', { action: findAction(actions, /button: Add one/), instruction: 'click it' });
     expect([both.status, both.json.error.code]).toEqual([400, 'invalid_argument']);
-    const covered = await post('/act', { action: find(actions, /button: Pay now/), timeoutMs: 500 });
+    const covered = await post('/act', { action: findAction(actions, /button: Pay now/), timeoutMs: 500 });
     expect([covered.status, covered.json.error.code]).toEqual([408, 'action_timeout']);
     const huge = 'A'.repeat(MAX_ACT_BODY_BYTES);
     const tooBig = await post('/act', {
-      action: { ...find(actions, /Attachment/), method: 'upload', arguments: { files: [{ name: 'big.bin', contentBase64: huge }] } },
+      action: { ...findAction(actions, /Attachment/), method: 'upload', arguments: { files: [{ name: 'big.bin', contentBase64: huge }] } },
     });
     expect([tooBig.status, tooBig.json.error.code]).toEqual([413, 'payload_too_large']);
     const upload = await post('/act', {
       action: {
-        ...find(actions, /Attachment/),
+        ...findAction(actions, /Attachment/),
         method: 'upload',
         arguments: { files: [{ name: 'note.txt', mimeType: 'text/plain', contentBase64: Buffer.from('hello file').toString('base64') }] },
       },
     });
     expect(upload.status, JSON.stringify(upload.json)).toBe(200);
     expect(upload.json.data.result.diff.added.join('\n')).toContain('Uploaded note.txt (10 bytes, text/plain): hello file');
-    const added = await post('/act', { action: find(actions, /button: Add one/) });
+    const added = await post('/act', { action: findAction(actions, /button: Add one/) });
     expect(added.json.data.result.diff.added.join('\n')).toContain('Clicked 1 times');
   });
 

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
-import { screenshot, SCREENSHOT_LIMITS, type ObservedAction } from '../src/core/act/index.js';
+import { screenshot, SCREENSHOT_LIMITS } from '../src/core/act/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { requestTexts } from './agent-fixtures.js';
 import { startFakeLLM, type FakeLLM, type Provider, type ReceivedRequest } from './fixtures/fake-llm.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { rejection } from './fixtures/rejection.js';
+import { findAction, refOf } from './fixtures/refs.js';
 import { screenshotOperation } from '../src/core/operations/index.js';
 
 let site: SiteServer;
@@ -27,20 +28,9 @@ beforeEach(async () => {
   session = await lib.startSession();
 });
 
-function find(actions: ObservedAction[], pattern: RegExp): ObservedAction {
-  const found = actions.find((action) => pattern.test(action.description));
-  if (!found) throw new Error(`no action matching ${pattern} in ${JSON.stringify(actions, null, 1)}`);
-  return found;
-}
-
 /** The ref on the line of the page text the model was sent that matches `pattern`. */
-function refIn(request: ReceivedRequest, pattern: RegExp): string {
-  const page = requestTexts(request).find((text) => text.includes('<page>\n')) ?? '';
-  const line = page.split('\n').find((candidate) => pattern.test(candidate)) ?? '';
-  const ref = /\[(\d+(?:-\d+)?)\]/.exec(line)?.[1] ?? /\((\d+(?:-\d+)?)\)/.exec(line)?.[1];
-  if (!ref) throw new Error(`no line matching ${pattern} in:\n${page}`);
-  return ref;
-}
+const refIn = (request: ReceivedRequest, pattern: RegExp) =>
+  refOf(requestTexts(request).find((text) => text.includes('<page>\n')) ?? '', pattern);
 
 /** Width and height as Chromium decodes the image, independent of the server's own header parsing. */
 async function decoded(image: Buffer): Promise<{ width: number; height: number }> {
@@ -58,9 +48,9 @@ describe('act and observe by ref (no model)', () => {
   it('fills and submits a login form with refs from observe, then answers the new page', async () => {
     await session.navigate(site.url('/agent/login.html'));
     const { actions } = await session.page.observe();
-    const username = find(actions, /textbox: Username/);
-    const password = find(actions, /textbox: Password/);
-    const signIn = find(actions, /button: Sign in/);
+    const username = findAction(actions, /textbox: Username/);
+    const password = findAction(actions, /textbox: Password/);
+    const signIn = findAction(actions, /button: Sign in/);
     expect([username.method, password.method, signIn.method]).toEqual(['fill', 'fill', 'click']);
 
     const filled = await session.page.act({ ...username, arguments: { value: 'alice' } });
@@ -79,15 +69,18 @@ describe('act and observe by ref (no model)', () => {
   it('observe gives each control the method that fits, within an XPath scope too', async () => {
     await session.navigate(site.url('/act/widgets.html'));
     const { actions } = await session.page.observe();
-    expect(find(actions, /checkbox: Newsletter/).method).toBe('check');
-    expect(find(actions, /combobox: Country/)).toMatchObject({ method: 'selectOption', description: expect.stringContaining('Belgium') });
-    expect(find(actions, /button: Add one/).method).toBe('click');
+    expect(findAction(actions, /checkbox: Newsletter/).method).toBe('check');
+    expect(findAction(actions, /combobox: Country/)).toMatchObject({
+      method: 'selectOption',
+      description: expect.stringContaining('Belgium'),
+    });
+    expect(findAction(actions, /button: Add one/).method).toBe('click');
 
-    const country = find(actions, /combobox: Country/);
+    const country = findAction(actions, /combobox: Country/);
     const selected = await session.page.act({ ...country, arguments: { values: ['Croatia'] } });
     expect(selected.diff!.added).toContain('Chosen: Croatia');
-    await session.page.act(find(actions, /checkbox: Newsletter/));
-    expect(find((await session.page.observe()).actions, /checkbox: Newsletter/).method).toBe('uncheck');
+    await session.page.act(findAction(actions, /checkbox: Newsletter/));
+    expect(findAction((await session.page.observe()).actions, /checkbox: Newsletter/).method).toBe('uncheck');
 
     const scoped = await session.page.observe({ selector: '//div[@id="zone"]' });
     expect(scoped.actions.map((action) => action.description)).toEqual(['button: Pay now']);
@@ -96,16 +89,16 @@ describe('act and observe by ref (no model)', () => {
   it('answers the lines an action added and removed, states truncation at maxTokens, and an unchanged page', async () => {
     await session.navigate(site.url('/act/widgets.html'));
     const { actions } = await session.page.observe();
-    const added = await session.page.act(find(actions, /button: Add one/));
+    const added = await session.page.act(findAction(actions, /button: Add one/));
     expect(added).toMatchObject({ pageChanged: true, navigated: false });
     expect(added.diff!.added).toEqual(expect.arrayContaining(['Clicked 1 times', '- Item 1']));
     expect(added.diff!.removed).toEqual(['Clicked 0 times']);
     expect(added.truncated).toBeUndefined();
 
-    const hovered = await session.page.act({ ref: find(actions, /button: Add one/).ref, method: 'hover' });
+    const hovered = await session.page.act({ ref: findAction(actions, /button: Add one/).ref, method: 'hover' });
     expect(hovered).toMatchObject({ pageChanged: false, diff: { added: [], removed: [] } });
 
-    const many = await session.page.act({ action: find(actions, /button: Load many/), maxTokens: 100 });
+    const many = await session.page.act({ action: findAction(actions, /button: Load many/), maxTokens: 100 });
     expect(many.truncated).toMatch(/^Cut to maxTokens 100: added: \d+ of 300 lines shown, \d+ lines \(\d+ tokens\) left out\./);
     expect(many.diff!.added.length).toBeGreaterThan(0);
     expect(many.diff!.added.length).toBeLessThan(20);
@@ -130,17 +123,17 @@ describe('act and observe by ref (no model)', () => {
   it('acts inside an iframe by the refs of observe with iframes', async () => {
     await session.navigate(site.url('/agent/iframe-form.html'));
     const { actions } = await session.page.observe({ iframes: true });
-    const name = find(actions, /Your name/);
+    const name = findAction(actions, /Your name/);
     expect(name.ref).not.toMatch(/^0-/);
     await session.page.act({ ...name, arguments: { value: 'Bob' } });
-    await session.page.act({ ...find(actions, /combobox: Topic/), arguments: { values: ['Support'] } });
-    const sent = await session.page.act(find(actions, /button: Send/));
+    await session.page.act({ ...findAction(actions, /combobox: Topic/), arguments: { values: ['Support'] } });
+    const sent = await session.page.act(findAction(actions, /button: Send/));
     expect([...(sent.diff?.added ?? []), sent.pageText ?? ''].join('\n')).toContain('Received message from Bob about support.');
   });
 
   it('uploads a file given as base64 to a file input', async () => {
     await session.navigate(site.url('/act/widgets.html'));
-    const file = find((await session.page.observe()).actions, /Attachment/);
+    const file = findAction((await session.page.observe()).actions, /Attachment/);
     const files = [{ name: 'notes.txt', mimeType: 'text/plain', contentBase64: Buffer.from('hello world').toString('base64') }];
     const uploaded = await session.page.act({ ref: file.ref, method: 'upload', arguments: { files } });
     expect(uploaded.message).toBe(`Uploaded "notes.txt" (11 bytes) to [${file.ref}] ${uploaded.action.description}.`);
@@ -158,14 +151,14 @@ describe('bad input leaves the session usable', () => {
     expect(unknown.message).toMatch(/read the page again/);
 
     await session.navigate(site.url('/page2.html'));
-    const stale = await rejection(session.page.act(find(actions, /button: Add one/)));
+    const stale = await rejection(session.page.act(findAction(actions, /button: Add one/)));
     expect(stale.code).toBe('ref_not_found');
     expect(stale.message).toMatch(/no longer on the page.*read the page again/);
   });
 
   it('a method that does not fit the element, or bad arguments, is invalid_argument', async () => {
     const { actions } = await session.page.observe();
-    const button = find(actions, /button: Add one/);
+    const button = findAction(actions, /button: Add one/);
     const fill = await rejection(session.page.act({ ...button, method: 'fill', arguments: { value: 'x' } }));
     expect(fill.code).toBe('invalid_argument');
     expect(fill.message).toMatch(/^fill does not fit \[\d+(?:-\d+)?\] button "Add one"/);
@@ -183,7 +176,7 @@ describe('bad input leaves the session usable', () => {
   });
 
   it('a covered element is action_timeout within timeoutMs, naming what covers it', async () => {
-    const pay = find((await session.page.observe()).actions, /button: Pay now/);
+    const pay = findAction((await session.page.observe()).actions, /button: Pay now/);
     const started = Date.now();
     // 3 s: on a loaded machine Playwright may need more than 1 s to find the element stable and meet the cover.
     const covered = await rejection(session.page.act({ action: pay, timeoutMs: 3_000 }));
@@ -192,7 +185,7 @@ describe('bad input leaves the session usable', () => {
     expect(covered).toMatchObject({ code: 'action_timeout', status: 408 });
     expect(covered.message).toMatch(/within 3000 ms: .*Cookie notice.*intercepts pointer events/);
     expect(covered.message).not.toContain(String.fromCharCode(27));
-    expect((await session.page.act(find((await session.page.observe()).actions, /button: Add one/))).success).toBe(true);
+    expect((await session.page.act(findAction((await session.page.observe()).actions, /button: Add one/))).success).toBe(true);
   });
 });
 
@@ -206,7 +199,7 @@ describe('screenshot', () => {
     expect(jpeg.subarray(0, 3).toString('hex')).toBe('ffd8ff');
     expect(await decoded(jpeg)).toEqual({ width: 1280, height: 800 });
 
-    const pay = find((await session.page.observe()).actions, /button: Pay now/);
+    const pay = findAction((await session.page.observe()).actions, /button: Pay now/);
     const { bytes, info } = (await lib.service.run(screenshotOperation, 'library', session.id, { ref: pay.ref })).result;
     expect(await decoded(bytes)).toEqual({ width: info.width, height: info.height });
     expect(info.width).toBeLessThan(200);
@@ -278,7 +271,9 @@ describe.each<Provider>(['openai', 'anthropic'])('act and observe by instruction
     expect(llm.requests).toHaveLength(2);
     expect(requestTexts(llm.requests[1]!).join('\n')).toContain('"0-777" is not on the page');
 
-    await session.page.act({ action: { ...find((await session.page.observe()).actions, /Username/), arguments: { value: 'alice' } } });
+    await session.page.act({
+      action: { ...findAction((await session.page.observe()).actions, /Username/), arguments: { value: 'alice' } },
+    });
     llm.enqueue((request) => ({
       json: { ref: refIn(request, /button: Sign in/), method: 'click', arguments: {}, description: 'sign in' },
     }));

@@ -3,7 +3,7 @@ import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { rejection } from './fixtures/rejection.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
-import { refOf } from './fixtures/task-doors.js';
+import { refOf } from './fixtures/refs.js';
 
 /** Handles on everything a person can act on, and act by selector and by coordinates (library door). */
 describe('handles beyond ARIA controls, act by selector and by point', () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { filesContaining, openTraceZip } from './fixtures/trace-zip.js';
+import { findAction } from './fixtures/refs.js';
 
 const KEY_A = 'key-a-recording-0123456789';
 const KEY_B = 'key-b-recording-0123456789';
@@ -21,12 +22,6 @@ afterAll(async () => {
   await site?.close();
 });
 
-const ref = (actions: Array<{ ref?: string; description: string }>, pattern: RegExp) => {
-  const found = actions.find((action) => pattern.test(action.description));
-  if (!found) throw new Error(`no action matching ${pattern}`);
-  return found;
-};
-
 describe('recording over REST', { timeout: 150_000 }, () => {
   it("answers the trace zip and the log, with the actionIds the calls answered, no secret; key B gets 404 for key A's", async () => {
     const started = await api(server.url, 'POST', '/v1/sessions/start', { key: KEY_A, body: { record: true } });
@@ -41,10 +36,10 @@ describe('recording over REST', { timeout: 150_000 }, () => {
     };
     await call('navigate', { url: site.url('/recording/login.html') });
     const { actions } = await call('observe', {});
-    await call('act', { action: { ...ref(actions, /textbox: Password/), arguments: { value: '%pw%' } }, variables: { pw: SECRET } });
-    await call('act', { action: ref(actions, /button: Sign in/) });
+    await call('act', { action: { ...findAction(actions, /textbox: Password/), arguments: { value: '%pw%' } }, variables: { pw: SECRET } });
+    await call('act', { action: findAction(actions, /button: Sign in/) });
     const next = await call('observe', {});
-    expect((await call('act', { action: ref(next.actions, /link: Statements/) })).url).toBe(site.url('/recording/statements.html'));
+    expect((await call('act', { action: findAction(next.actions, /link: Statements/) })).url).toBe(site.url('/recording/statements.html'));
 
     const res = await fetch(`${server.url}/v1/sessions/${id}/recording`, { method: 'POST', headers: { 'x-svc-api-key': KEY_A } });
     expect(res.status).toBe(200);

@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
+import { findAction } from './fixtures/refs.js';
 
 const KEY = 'key-secrets-in-answers-0123456789';
 // Every character a browser's form encoding escapes differently from encodeURIComponent, a space and HTML specials.
@@ -32,12 +33,6 @@ afterAll(async () => {
   await site?.close();
 });
 
-const find = (actions: Array<{ ref?: string; description: string }>, pattern: RegExp) => {
-  const found = actions.find((action) => pattern.test(action.description));
-  if (!found) throw new Error(`no action matching ${pattern} in ${actions.map((action) => action.description).join(' | ')}`);
-  return found;
-};
-
 function expectNoSecret(where: string, answer: unknown): void {
   const text = JSON.stringify(answer);
   for (const form of FORMS) expect({ where, form, found: text.includes(form) }).toEqual({ where, form, found: false });
@@ -62,10 +57,13 @@ describe(
       try {
         await call('navigate', { url: site.url('/recording/get-login-welcome.html') });
         const { actions } = await call('observe', {});
-        await call('act', { action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } });
-        await call('act', { action: { ...find(actions, /textbox: Password/), arguments: { value: '%pw%' } }, variables: { pw: SECRET } });
+        await call('act', { action: { ...findAction(actions, /textbox: Username/), arguments: { value: 'alice' } } });
+        await call('act', {
+          action: { ...findAction(actions, /textbox: Password/), arguments: { value: '%pw%' } },
+          variables: { pw: SECRET },
+        });
         // A later act without the variable: the session still knows the secret.
-        const signedIn = await call('act', { action: find(actions, /button: Sign in/) });
+        const signedIn = await call('act', { action: findAction(actions, /button: Sign in/) });
         expectNoSecret('act', signedIn);
         expect(signedIn.url).toContain('password=%25pw%25');
 
@@ -78,7 +76,10 @@ describe(
         expectNoSecret('extract', page);
         expectNoSecret('extract with iframes', await call('extract', { iframes: true }));
         expectNoSecret('observe', await call('observe', { iframes: true }));
-        expectNoSecret('act on the page', await call('act', { action: find((await call('observe', {})).actions, /link: Sign in again/) }));
+        expectNoSecret(
+          'act on the page',
+          await call('act', { action: findAction((await call('observe', {})).actions, /link: Sign in again/) }),
+        );
 
         const got = await info();
         expect(got.url).toContain('password=%25pw%25');
