@@ -1,5 +1,4 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema,
   type CallToolResult,
@@ -16,6 +15,7 @@ import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
 import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
+import { connectMcpHttp } from './fixtures/mcp-http.js';
 
 type Params = CreateMessageRequest['params'];
 type Reply = CreateMessageResult | CreateMessageResultWithTools;
@@ -92,9 +92,7 @@ function linkRef(params: Params, name: string): string {
 }
 
 async function connectHttp(url: string, capabilities: ClientCapabilities): Promise<Client> {
-  const client = new Client({ name: 'sampling-test', version: '1.0.0' }, { capabilities });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-  return client;
+  return (await connectMcpHttp(url, { name: 'sampling-test', capabilities })).client;
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
