@@ -1,8 +1,9 @@
 import { CreateMessageRequestSchema, type CallToolResult, type CreateMessageRequest } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_UPLOAD_BYTES } from '../src/core/act/index.js';
-import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { errorCode } from './fixtures/mcp-stdio.js';
+import { NO_MODEL_KEYS, useSiteStdio } from './fixtures/site-stdio.js';
+import { findAction, refOf } from './fixtures/refs.js';
 
 interface Observed {
   ref: string;
@@ -25,20 +26,16 @@ interface Tab {
   active: boolean;
 }
 
-const NO_KEYS = { OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', MODEL_NAME: '' };
-
 /** The scripted client model: each reply is made from the sampling request (whose page text holds the refs). */
 const replies: Array<(params: CreateMessageRequest['params']) => string> = [];
 const received: Array<CreateMessageRequest['params']> = [];
 
+/** The ref on the first line of a sampling request's messages that matches `pattern`. */
 function refIn(params: CreateMessageRequest['params'], pattern: RegExp): string {
   const texts = params.messages.flatMap((message) =>
     (Array.isArray(message.content) ? message.content : [message.content]).map((block) => ('text' in block ? String(block.text) : '')),
   );
-  const line = texts.flatMap((text) => text.split('\n')).find((candidate) => pattern.test(candidate)) ?? '';
-  const ref = /\[(\d+(?:-\d+)?)\]/.exec(line)?.[1];
-  if (!ref) throw new Error(`no line matching ${pattern}`);
-  return ref;
+  return refOf(texts.join('\n'), pattern);
 }
 
 /** PNG width and height from its IHDR chunk. */
@@ -48,11 +45,10 @@ function pngSize(image: Buffer): { width: number; height: number } {
 }
 
 describe('act, observe and screenshot over MCP stdio (--popups tab, no model key: sampling)', () => {
-  let server: StdioServer;
-  let site: SiteServer;
+  const fixture = useSiteStdio({ flags: ['--popups', 'tab'], env: NO_MODEL_KEYS, capabilities: { sampling: {} } });
   let sessionId: string;
 
-  const call = (name: string, args: Record<string, unknown> = {}) => server.call(name, { sessionId, ...args });
+  const call = (name: string, args: Record<string, unknown> = {}) => fixture.server.call(name, { sessionId, ...args });
   const ok = async (name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> => {
     const result = await call(name, args);
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
@@ -61,74 +57,63 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
   const textOf = (result: CallToolResult) => (result.content[0] as { text: string }).text;
   const observe = async (instruction?: string) =>
     ((await ok('observe', instruction ? { instruction } : {})).structuredContent as { actions: Observed[] }).actions;
-  const find = (actions: Observed[], pattern: RegExp) => {
-    const found = actions.find((action) => pattern.test(action.description));
-    if (!found) throw new Error(`no ${pattern} in ${JSON.stringify(actions)}`);
-    return found;
-  };
   const tabs = async () =>
-    ((await server.call('session_list')).structuredContent as { sessions: Array<{ id: string; tabs: Tab[] }> }).sessions.find(
+    ((await fixture.server.call('session_list')).structuredContent as { sessions: Array<{ id: string; tabs: Tab[] }> }).sessions.find(
       (session) => session.id === sessionId,
     )!.tabs;
 
   beforeAll(async () => {
-    site = await startSiteServer();
-    server = await startStdioServer(['--popups', 'tab'], NO_KEYS, { sampling: {} });
-    server.client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    fixture.server.client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
       received.push(request.params);
       const reply = replies.shift();
       if (!reply) throw new Error('no scripted sampling reply left');
       return { role: 'assistant', model: 'client-model', content: { type: 'text', text: reply(request.params) }, stopReason: 'endTurn' };
     });
-    sessionId = ((await server.call('session_start')).structuredContent as { id: string }).id;
-  });
-  afterAll(async () => {
-    await server?.close();
-    await site?.close();
+    sessionId = ((await fixture.server.call('session_start')).structuredContent as { id: string }).id;
   });
 
   it('lists act, observe and screenshot with output schemas', async () => {
-    const { tools } = await server.client.listTools();
+    const { tools } = await fixture.server.client.listTools();
     for (const name of ['act', 'observe', 'screenshot']) expect(tools.find((tool) => tool.name === name)?.outputSchema).toBeDefined();
   });
 
   it('fills and submits a login form by refs; the text content is compact lines, not JSON', async () => {
-    await ok('navigate', { url: site.url('/agent/login.html') });
+    await ok('navigate', { url: fixture.site.url('/agent/login.html') });
     const actions = await observe();
-    expect(find(actions, /button: Sign in/).method).toBe('click');
-    const user = await ok('act', { action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } });
+    expect(findAction(actions, /button: Sign in/).method).toBe('click');
+    const user = await ok('act', { action: { ...findAction(actions, /textbox: Username/), arguments: { value: 'alice' } } });
     expect(textOf(user).split('\n')[0]).toMatch(/^Filled \[\d+(?:-\d+)?\] textbox "Username" with "alice"\.$/);
     expect(textOf(user)).not.toContain('{');
     await ok('act', {
-      action: { ...find(actions, /textbox: Password/), arguments: { value: '%pw%' } },
+      action: { ...findAction(actions, /textbox: Password/), arguments: { value: '%pw%' } },
       variables: { pw: 'correct horse battery' },
     });
-    const submitted = await ok('act', { action: find(actions, /button: Sign in/) });
+    const submitted = await ok('act', { action: findAction(actions, /button: Sign in/) });
     const out = submitted.structuredContent as unknown as ActOut;
-    expect(out).toMatchObject({ success: true, navigated: true, url: site.url('/agent/account.html') });
+    expect(out).toMatchObject({ success: true, navigated: true, url: fixture.site.url('/agent/account.html') });
     expect(textOf(submitted)).toMatch(/^Clicked .*\nNew page:\n/);
     expect(textOf(submitted)).toContain('Signed in as alice');
     expect(submitted._meta?.actionId).toEqual(expect.any(String));
   });
 
   it('shows a same-page change as + and - lines', async () => {
-    await ok('navigate', { url: site.url('/act/widgets.html') });
-    const add = find(await observe(), /button: Add one/);
+    await ok('navigate', { url: fixture.site.url('/act/widgets.html') });
+    const add = findAction(await observe(), /button: Add one/);
     const text = textOf(await ok('act', { action: add }));
     expect(text).toMatch(/^- .*Clicked 0 times/m);
     expect(text).toMatch(/^\+ .*Clicked 1 times/m);
   });
 
   it('answers a click whose result arrives after a 2 s spinner with the result, and a line saying what it waited for', async () => {
-    await ok('navigate', { url: site.url('/settle/spinner.html') });
-    const built = await ok('act', { action: find(await observe(), /button: Build report/) });
+    await ok('navigate', { url: fixture.site.url('/settle/spinner.html') });
+    const built = await ok('act', { action: findAction(await observe(), /button: Build report/) });
     expect(built.structuredContent).toMatchObject({ settled: { waitedFor: 'network' } });
     expect(textOf(built)).toMatch(/^\+ .*Report ready: 1,284 orders in March/m);
     expect(textOf(built)).toMatch(/^Waited \d+ ms for the page to settle \(network\)\.$/m);
   });
 
   it('observes by instruction and acts by instruction through the client model (sampling), with no server key', async () => {
-    await ok('navigate', { url: site.url('/act/widgets.html') });
+    await ok('navigate', { url: fixture.site.url('/act/widgets.html') });
     received.length = 0;
     replies.push((params) =>
       JSON.stringify({
@@ -160,35 +145,39 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
   });
 
   it('answers bad input with ref_not_found, invalid_argument, action_timeout and payload_too_large (upload over 25 MiB), and the session stays usable', async () => {
-    await ok('navigate', { url: site.url('/act/widgets.html') });
+    await ok('navigate', { url: fixture.site.url('/act/widgets.html') });
     const actions = await observe();
     expect(errorCode(await call('act', { action: { ref: '0-9999', method: 'click' } }))).toBe('ref_not_found');
     expect(
-      errorCode(await call('act', { action: { ...find(actions, /button: Add one/), method: 'fill', arguments: { value: 'x' } } })),
+      errorCode(await call('act', { action: { ...findAction(actions, /button: Add one/), method: 'fill', arguments: { value: 'x' } } })),
     ).toBe('invalid_argument');
     expect(errorCode(await call('act', { action: { ref: '0-1', method: 'teleport' } }))).toBe('invalid_argument');
-    const covered = await call('act', { action: find(actions, /button: Pay now/), timeoutMs: 500 });
+    const covered = await call('act', { action: findAction(actions, /button: Pay now/), timeoutMs: 500 });
     expect(errorCode(covered)).toBe('action_timeout');
     expect(textOf(covered)).toContain('Cookie notice');
     const big = Buffer.alloc(MAX_UPLOAD_BYTES + 1).toString('base64');
-    const upload = { ...find(actions, /Attachment/), method: 'upload', arguments: { files: [{ name: 'big.bin', contentBase64: big }] } };
+    const upload = {
+      ...findAction(actions, /Attachment/),
+      method: 'upload',
+      arguments: { files: [{ name: 'big.bin', contentBase64: big }] },
+    };
     expect(errorCode(await call('act', { action: upload }))).toBe('payload_too_large');
-    expect(textOf(await ok('act', { action: find(actions, /button: Add one/) }))).toMatch(/Clicked 1 times/);
+    expect(textOf(await ok('act', { action: findAction(actions, /button: Add one/) }))).toMatch(/Clicked 1 times/);
   });
 
   it('keeps a popup as a tab: listed, selected, acted on and closed', async () => {
-    await ok('navigate', { url: site.url('/popup.html') });
+    await ok('navigate', { url: fixture.site.url('/popup.html') });
     await expect.poll(async () => (await tabs()).length, { timeout: 10_000 }).toBe(2);
     const popup = (await tabs()).find((tab) => !tab.active)!;
     const selected = await ok('act', { action: { method: 'selectTab', arguments: { tabId: popup.tabId } } });
     const out = selected.structuredContent as unknown as ActOut;
     expect(out.pageText).toContain('Second page');
     expect(out.tabs).toEqual([expect.objectContaining({ active: false }), expect.objectContaining({ tabId: popup.tabId, active: true })]);
-    const home = find(await observe(), /link: Home/);
-    expect((await ok('act', { action: home })).structuredContent).toMatchObject({ navigated: true, url: site.url('/index.html') });
+    const home = findAction(await observe(), /link: Home/);
+    expect((await ok('act', { action: home })).structuredContent).toMatchObject({ navigated: true, url: fixture.site.url('/index.html') });
     const closed = await ok('act', { action: { method: 'closeTab', arguments: { tabId: popup.tabId } } });
-    expect((closed.structuredContent as unknown as ActOut).url).toBe(site.url('/popup.html'));
-    expect(await tabs()).toEqual([expect.objectContaining({ active: true, url: site.url('/popup.html') })]);
+    expect((closed.structuredContent as unknown as ActOut).url).toBe(fixture.site.url('/popup.html'));
+    expect(await tabs()).toEqual([expect.objectContaining({ active: true, url: fixture.site.url('/popup.html') })]);
     expect(errorCode(await call('act', { action: { method: 'closeTab', arguments: { tabId: (await tabs())[0]!.tabId } } }))).toBe(
       'invalid_argument',
     );

@@ -3,51 +3,35 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { beforeEach } from 'vitest';
 import { z } from 'zod';
-import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import type { AgentConfig } from '../src/core/agent/schema.js';
-import { silentLogger } from '../src/core/logger.js';
-import { startFakeLLM, type FakeLLM, type Provider, type ReceivedRequest } from './fixtures/fake-llm.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import type { Provider, ReceivedRequest } from './fixtures/fake-llm.js';
+import { useModelSite, type ModelSite } from './fixtures/model-site.js';
 
 /** What every agent suite drives: the site and model servers, a library instance and a fresh session per test. */
-export interface AgentHarness {
-  site: SiteServer;
-  llm: FakeLLM;
-  lib: BrowserSessions;
-  session: BrowserSession;
+export interface AgentHarness extends ModelSite {
   /** An AgentConfig for `provider` pointed at the fake model server. */
   config(extra?: Partial<AgentConfig>, options?: Record<string, unknown>): AgentConfig;
 }
 
 /** Registers the shared hooks inside a describe block; `prepare` runs after each test's session is started. */
 export function useAgentHarness(provider: Provider, prepare: (h: AgentHarness) => Promise<unknown> = async () => undefined): AgentHarness {
-  const h = {
+  const fixture = useModelSite({ sessionPerTest: true });
+  const h: AgentHarness = Object.assign(fixture, {
     config: (extra = {}, options = {}) => ({
       provider,
       model: provider === 'openai' ? 'gpt-test-model' : 'claude-test-model',
       options: {
         apiKey: 'test-key',
-        baseURL: provider === 'openai' ? h.llm.openaiBaseURL : h.llm.anthropicBaseURL,
+        baseURL: provider === 'openai' ? fixture.llm.openaiBaseURL : fixture.llm.anthropicBaseURL,
         maxRetries: 0,
         ...options,
       },
       ...extra,
     }),
-  } as AgentHarness;
-  beforeAll(async () => {
-    [h.site, h.llm] = await Promise.all([startSiteServer(), startFakeLLM()]);
-    h.lib = new BrowserSessions({ logger: silentLogger(), env: {} });
-  });
-  afterAll(async () => {
-    await h.lib?.close();
-    await Promise.all([h.site?.close(), h.llm?.close()]);
   });
   beforeEach(async () => {
-    h.llm.reset();
-    await h.session?.end().catch(() => undefined);
-    h.session = await h.lib.startSession();
     await prepare(h);
   });
   return h;

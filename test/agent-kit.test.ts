@@ -6,39 +6,30 @@ import { runKit, runTask, type KitRun } from '../bench/agent-kit/harness.js';
 import { startModelServer, type ModelServer } from '../bench/agent-kit/model-server.js';
 import { done, ref, turnReply, type Turn } from '../bench/agent-kit/scripted.js';
 import { TASKS, type KitTask } from '../bench/agent-kit/tasks.js';
-import { BrowserSessions } from '../src/client/index.js';
-import { silentLogger } from '../src/core/logger.js';
-import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useModelSite } from './fixtures/model-site.js';
 
 /** The evaluation kit (npm run bench agent-tasks) with scripted models on the fake server, and its relay mode. */
 
 const task = (name: string): KitTask => TASKS.find((one) => one.name === name)!;
 
-let site: SiteServer;
-let fake: FakeLLM;
+const fixture = useModelSite();
 let models: ModelServer;
-let lib: BrowserSessions;
 
 beforeAll(async () => {
-  [site, fake] = await Promise.all([startSiteServer(), startFakeLLM()]);
-  models = await startModelServer({ upstream: fake.openaiBaseURL });
-  lib = new BrowserSessions({ logger: silentLogger(), env: {} });
+  models = await startModelServer({ upstream: fixture.llm.openaiBaseURL });
 });
 afterAll(async () => {
-  await lib?.close();
-  await Promise.all([site?.close(), fake?.close(), models?.close()]);
+  await models?.close();
 });
-beforeEach(() => fake.reset());
 
 const kit = (server: ModelServer, turns?: Turn[]): KitRun => ({
-  lib,
-  site,
+  lib: fixture.lib,
+  site: fixture.site,
   models: server,
   model: 'gpt-kit',
   apiKey: 'kit-key',
   modelTimeoutMs: 20_000,
-  prepare: (one) => fake.enqueue(...(turns ?? one.script!).map(turnReply)),
+  prepare: (one) => fixture.llm.enqueue(...(turns ?? one.script!).map(turnReply)),
 });
 
 describe('agent-tasks harness, scripted model on the fake server', () => {

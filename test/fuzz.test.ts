@@ -1,12 +1,12 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
-import { startHttp, type TestHttp } from './http-fixture.js';
+import { useMcpHttpClient } from './fixtures/mcp-http.js';
+import type { SiteServer } from './fixtures/site-server.js';
+import { useSiteHttp } from './fixtures/site-http.js';
+import { within } from './fixtures/within.js';
 
 const SEED = 1_1_2026;
 const RUNS = 20;
@@ -71,47 +71,29 @@ function hostileObject(site: SiteServer, sessionId: () => string): fc.Arbitrary<
     .map((record) => record as Record<string, unknown>);
 }
 
-function bounded<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} hung for ${CALL_BOUND_MS} ms`)), CALL_BOUND_MS))),
-  ]).finally(() => clearTimeout(timer));
-}
-
 describe('fuzz: generated bodies at every REST route and MCP tool', () => {
-  let site: SiteServer;
-  let server: TestHttp;
-  let client: Client;
+  // No model keys: extract with an instruction and the agent stop at model_not_configured, never leave the machine.
+  const fixture = useSiteHttp({}, () => new BrowserService({ logger: silentLogger(), env: {}, maxSessions: 6 }));
+  const mcp = useMcpHttpClient(() => fixture.server.url, { name: 'fuzz' });
   let restSession: string;
   let mcpSession: string;
 
   beforeAll(async () => {
-    site = await startSiteServer();
-    // No model keys: extract with an instruction and the agent stop at model_not_configured, never leave the machine.
-    server = await startHttp({}, new BrowserService({ logger: silentLogger(), env: {}, maxSessions: 6 }));
-    restSession = (await (await fetch(`${server.url}/v1/sessions/start`, { method: 'POST' })).json()).data.id;
-    client = new Client({ name: 'fuzz', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
-    mcpSession = ((await client.callTool({ name: 'session_start', arguments: {} })) as CallToolResult).structuredContent!.id as string;
-  });
-  afterAll(async () => {
-    await client?.close();
-    await server?.close();
-    await site?.close();
+    restSession = (await (await fetch(`${fixture.server.url}/v1/sessions/start`, { method: 'POST' })).json()).data.id;
+    mcpSession = ((await mcp.client.callTool({ name: 'session_start', arguments: {} })) as CallToolResult).structuredContent!.id as string;
   });
 
   /** Sessions a fuzzed call started are ended at once, so the pool never fills. */
   async function endStarted(body: unknown): Promise<void> {
     const id = (body as { data?: { id?: unknown } } | undefined)?.data?.id;
-    if (typeof id === 'string' && id !== restSession) await fetch(`${server.url}/v1/sessions/${id}/end`, { method: 'POST' });
+    if (typeof id === 'string' && id !== restSession) await fetch(`${fixture.server.url}/v1/sessions/${id}/end`, { method: 'POST' });
   }
 
   async function expectStillHealthy(): Promise<void> {
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${fixture.server.url}/healthz`)).status).toBe(200);
     // Every open session has exactly one browser context; none is left behind by a refused or failed call.
-    const contexts = (await server.service.browser.get()).contexts().length;
-    expect(contexts).toBe(server.service.sessions.size);
+    const contexts = (await fixture.server.service.browser.get()).contexts().length;
+    expect(contexts).toBe(fixture.server.service.sessions.size);
   }
 
   it('REST: no 500, no hang, no crash, no leaked context', async () => {
@@ -125,7 +107,7 @@ describe('fuzz: generated bodies at every REST route and MCP tool', () => {
       ['POST', '/v1/sessions/{other}/end'],
     ] as const;
     const body = fc.oneof(
-      { arbitrary: hostileObject(site, () => restSession), weight: 6 },
+      { arbitrary: hostileObject(fixture.site, () => restSession), weight: 6 },
       { arbitrary: hostileValue(), weight: 1 },
       { arbitrary: fc.string({ unit: 'binary', maxLength: 60 }), weight: 1 },
     );
@@ -138,15 +120,16 @@ describe('fuzz: generated bodies at every REST route and MCP tool', () => {
         // The end route only gets random ids, so the fixed session stays for the other routes.
         const path = template.replace('{id}', pathId).replace('{other}', pathId === restSession ? 'not-a-session' : pathId);
         const text = raw && typeof value === 'string' ? value : JSON.stringify(value);
-        const res = await bounded(
-          fetch(server.url + path, {
+        const res = await within(
+          fetch(fixture.server.url + path, {
             method,
             headers: { 'content-type': 'application/json' },
             body: method === 'GET' ? undefined : text,
           }),
+          CALL_BOUND_MS,
           `${method} ${path}`,
         );
-        const answer = await bounded(res.text(), `${method} ${path} body`);
+        const answer = await within(res.text(), CALL_BOUND_MS, `${method} ${path} body`);
         expect(res.status, `${method} ${path} ${text.slice(0, 200)}`).toBeLessThan(500);
         if (res.headers.get('content-type')?.includes('text/event-stream')) {
           expect(answer).toMatch(/event: (finished|error)/);
@@ -167,16 +150,16 @@ describe('fuzz: generated bodies at every REST route and MCP tool', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...tools),
-        hostileObject(site, () => mcpSession),
+        hostileObject(fixture.site, () => mcpSession),
         async (name, args) => {
           // session_end only gets other ids, so the fixed session stays for the other tools.
           if (name === 'session_end' && args.sessionId === mcpSession) args.sessionId = 'not-a-session';
-          const call = client.callTool({ name, arguments: args }).catch((err: Error) => {
+          const call = mcp.client.callTool({ name, arguments: args }).catch((err: Error) => {
             // Arguments over the 1 MiB body limit are refused before MCP sees them: a clear JSON-RPC error with HTTP 413.
             if (/larger than the limit/.test(err.message)) return undefined;
             throw err;
           });
-          const result = (await bounded(call, `tools/call ${name}`)) as CallToolResult | undefined;
+          const result = (await within(call, CALL_BOUND_MS, `tools/call ${name}`)) as CallToolResult | undefined;
           if (!result) return;
           if (result.isError) {
             const code = (result._meta?.error as { code?: string } | undefined)?.code;
@@ -184,7 +167,7 @@ describe('fuzz: generated bodies at every REST route and MCP tool', () => {
             expect(code).not.toBe('internal');
           } else if (name === 'session_start') {
             const id = (result.structuredContent as { id: string }).id;
-            await client.callTool({ name: 'session_end', arguments: { sessionId: id } });
+            await mcp.client.callTool({ name: 'session_end', arguments: { sessionId: id } });
           }
         },
       ),

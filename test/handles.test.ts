@@ -1,28 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
-import { silentLogger } from '../src/core/logger.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserSession } from '../src/client/index.js';
+import { useLibrarySite } from './fixtures/library-site.js';
 import { rejection } from './fixtures/rejection.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
-import { refOf } from './fixtures/task-doors.js';
+import { refOf } from './fixtures/refs.js';
 
 /** Handles on everything a person can act on, and act by selector and by coordinates (library door). */
 describe('handles beyond ARIA controls, act by selector and by point', () => {
-  let site: SiteServer;
-  let lib: BrowserSessions;
+  const fixture = useLibrarySite();
   let session: BrowserSession;
 
   beforeAll(async () => {
-    site = await startSiteServer();
-    lib = new BrowserSessions({ logger: silentLogger(), env: {} });
-    session = await lib.startSession();
-  });
-  afterAll(async () => {
-    await lib?.close();
-    await site?.close();
+    session = await fixture.lib.startSession();
   });
 
   const open = async () => {
-    await session.page.goto(site.url('/handles/index.html'));
+    await session.page.goto(fixture.site.url('/handles/index.html'));
     return (await session.page.extract()).pageText;
   };
   const read = async (selector: string) => ((await session.page.extract({ selector })) as { pageText: string }).pageText;
@@ -117,7 +109,7 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
       method: 'dragTo',
       arguments: { targetSelector: 'text=Drop zone', position: { x: 10, y: 5 } },
     });
-    const box = await lib.service.operate('library', session.id, (s) => s.page.locator('#drop').boundingBox());
+    const box = await fixture.lib.service.operate('library', session.id, (s) => s.page.locator('#drop').boundingBox());
     const [, dropX, dropY] = /dropped at (\d+),(\d+)/.exec(await said())!.map(Number);
     expect(Math.abs(dropX! - (box.result!.x + 10))).toBeLessThanOrEqual(1);
     expect(Math.abs(dropY! - (box.result!.y + 5))).toBeLessThanOrEqual(1);

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
+import { describe, expect, it } from 'vitest';
+import type { BrowserSession } from '../src/client/index.js';
 import { ServiceError } from '../src/core/errors.js';
-import { silentLogger } from '../src/core/logger.js';
 import { waitFor } from './fixtures/processes.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useLibrarySite } from './fixtures/library-site.js';
 import { navigateOperation } from '../src/core/operations/index.js';
 
 /**
@@ -11,10 +10,9 @@ import { navigateOperation } from '../src/core/operations/index.js';
  * server, and the result says what happened.
  */
 describe('hostile pages', () => {
-  let site: SiteServer;
-  let lib: BrowserSessions;
+  const fixture = useLibrarySite({ sessionIdleTimeoutMs: 120_000 });
 
-  const internal = (session: BrowserSession) => lib.service.sessions.get(session.id, 'library');
+  const internal = (session: BrowserSession) => fixture.lib.service.sessions.get(session.id, 'library');
   const outcome = async <T>(promise: Promise<T>): Promise<{ value?: T; code?: string; message?: string }> => {
     try {
       return { value: await promise };
@@ -25,27 +23,18 @@ describe('hostile pages', () => {
   };
   /** A plain page and its text on another session: proof that it is not held up. */
   const otherSessionWorks = async (other: BrowserSession) => {
-    expect((await other.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+    expect((await other.navigate(fixture.site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
     return (await other.page.extract()).pageText;
   };
-
-  beforeAll(async () => {
-    site = await startSiteServer();
-    lib = new BrowserSessions({ logger: silentLogger(), sessionIdleTimeoutMs: 120_000 });
-  });
-  afterAll(async () => {
-    await lib?.close();
-    await site?.close();
-  });
 
   it(
     'extract() on a 200,000-element page fails with page_too_large pointing to selector, reads a selected part, and another session keeps working meanwhile',
     { timeout: 150_000 },
     async () => {
-      const huge = await lib.startSession();
-      const other = await lib.startSession();
+      const huge = await fixture.lib.startSession();
+      const other = await fixture.lib.startSession();
       try {
-        await huge.navigate(site.url('/hostile/huge-dom.html'), { options: { timeout: 60_000 } });
+        await huge.navigate(fixture.site.url('/hostile/huge-dom.html'), { options: { timeout: 60_000 } });
         expect(await internal(huge).page.title()).toMatch(/^Huge DOM \(2\d{5} elements\)$/);
 
         // The huge page is read over and over while the other session navigates and reads its own page.
@@ -81,7 +70,7 @@ describe('hostile pages', () => {
         }
 
         // The session itself is not stuck on the page either.
-        expect((await huge.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+        expect((await huge.navigate(fixture.site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
       } finally {
         await huge.end();
         await other.end();
@@ -90,7 +79,7 @@ describe('hostile pages', () => {
   );
 
   it('reads, the unresponsive-page probe and stopping a hung load reuse the CDP session opened with the page, so they need no attach beside a busy browser', async () => {
-    const session = await lib.startSession();
+    const session = await fixture.lib.startSession();
     const { context } = internal(session);
     // Counts attaches made from now on: each is a browser round trip that can time out beside a huge page's read.
     let attached = 0;
@@ -100,11 +89,11 @@ describe('hostile pages', () => {
       return attach(target);
     };
     try {
-      await session.navigate(site.url('/page2.html'));
+      await session.navigate(fixture.site.url('/page2.html'));
       expect((await session.page.extract()).pageText).toContain('Second page');
       // A load that never ends times out: the navigation is stopped and the page probed for a script that never yields.
-      expect((await outcome(session.navigate(site.url('/hang'), { options: { timeout: 1_000 } }))).code).toBe('navigation_timeout');
-      expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+      expect((await outcome(session.navigate(fixture.site.url('/hang'), { options: { timeout: 1_000 } }))).code).toBe('navigation_timeout');
+      expect((await session.navigate(fixture.site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
       expect((await session.page.extract()).pageText).toContain('Second page');
       expect(attached).toBe(0);
     } finally {
@@ -113,10 +102,10 @@ describe('hostile pages', () => {
   });
 
   it('a page that crashes during extract() gives page_crashed, and the session works afterwards', async () => {
-    const session = await lib.startSession();
+    const session = await fixture.lib.startSession();
     try {
       // The DOM never settles, so extract() is still waiting for it when the renderer dies.
-      await session.navigate(site.url('/hostile/mutating.html'));
+      await session.navigate(fixture.site.url('/hostile/mutating.html'));
       const { context, page } = internal(session);
       const cdp = await context.newCDPSession(page);
       const reading = outcome(session.page.extract());
@@ -125,7 +114,7 @@ describe('hostile pages', () => {
       void cdp.send('Page.crash').catch(() => undefined);
       expect((await reading).code).toBe('page_crashed');
 
-      expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+      expect((await session.navigate(fixture.site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
       expect((await session.page.extract()).pageText).toContain('Second page');
       expect(internal(session).context.pages()).toHaveLength(1);
       expect(session.info().recentEvents.map((event) => event.type)).toContain('crash');
@@ -135,13 +124,13 @@ describe('hostile pages', () => {
   });
 
   it('an onbeforeunload page does not keep the session from navigating away', async () => {
-    const session = await lib.startSession();
+    const session = await fixture.lib.startSession();
     try {
-      await session.navigate(site.url('/hostile/beforeunload.html'));
+      await session.navigate(fixture.site.url('/hostile/beforeunload.html'));
       // Chromium asks "leave site?" only after the user has interacted with the page.
-      await lib.service.operate('library', session.id, (s) => s.page.click('#stay'));
-      const left = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/page2.html') });
-      expect(left.result).toMatchObject({ status: 200, url: site.url('/page2.html') });
+      await fixture.lib.service.operate('library', session.id, (s) => s.page.click('#stay'));
+      const left = await fixture.lib.service.run(navigateOperation, 'library', session.id, { url: fixture.site.url('/page2.html') });
+      expect(left.result).toMatchObject({ status: 200, url: fixture.site.url('/page2.html') });
       expect(left.pageEvents).toContainEqual(
         expect.objectContaining({ type: 'dialog', message: expect.stringMatching(/^beforeunload .* accepted/) }),
       );
@@ -151,51 +140,55 @@ describe('hostile pages', () => {
   });
 
   it('a page that opens 50 popups in a loop does not block: each is closed and reported', async () => {
-    const session = await lib.startSession();
+    const session = await fixture.lib.startSession();
     try {
-      const opened = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/hostile/popups.html') });
+      const opened = await fixture.lib.service.run(navigateOperation, 'library', session.id, {
+        url: fixture.site.url('/hostile/popups.html'),
+      });
       expect(opened.result).toMatchObject({ status: 200 });
       const { context } = internal(session);
       const popups = () => internal(session).events.filter((event) => event.type === 'popup');
       expect(await waitFor(() => popups().length === 50 && context.pages().length === 1, 20_000)).toBe(true);
-      expect(context.pages()[0]!.url()).toBe(site.url('/hostile/popups.html'));
-      expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+      expect(context.pages()[0]!.url()).toBe(fixture.site.url('/hostile/popups.html'));
+      expect((await session.navigate(fixture.site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
     } finally {
       await session.end();
     }
   });
 
   it('window.print() and alert() called in a loop do not block: every alert is answered and the script runs to its end', async () => {
-    const session = await lib.startSession();
+    const session = await fixture.lib.startSession();
     try {
-      const loaded = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/hostile/dialog-loop.html') });
+      const loaded = await fixture.lib.service.run(navigateOperation, 'library', session.id, {
+        url: fixture.site.url('/hostile/dialog-loop.html'),
+      });
       expect(loaded.result).toMatchObject({ status: 200 });
       expect(loaded.pageEvents.length).toBeGreaterThan(0);
       expect(loaded.pageEvents.every((event) => event.type === 'dialog' && /^alert "alert \d+" was accepted/.test(event.message))).toBe(
         true,
       );
-      expect((await lib.service.operate('library', session.id, (s) => s.page.evaluate(() => document.body.dataset.done))).result).toBe(
-        'true',
-      );
-      expect((await session.navigate(site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
+      expect(
+        (await fixture.lib.service.operate('library', session.id, (s) => s.page.evaluate(() => document.body.dataset.done))).result,
+      ).toBe('true');
+      expect((await session.navigate(fixture.site.url('/page2.html'))).data.result).toMatchObject({ status: 200 });
     } finally {
       await session.end();
     }
   });
 
   it('a page asking dialogs in an endless loop does not hold the session: it is replaced after one timeout, and other sessions are unaffected', async () => {
-    const session = await lib.startSession();
-    const other = await lib.startSession();
+    const session = await fixture.lib.startSession();
+    const other = await fixture.lib.startSession();
     try {
-      await session.navigate(site.url('/hostile/dialog-endless.html'));
+      await session.navigate(fixture.site.url('/hostile/dialog-endless.html'));
       expect(await waitFor(() => internal(session).events.some((event) => event.type === 'dialog'), 10_000)).toBe(true);
       expect(await otherSessionWorks(other)).toContain('Second page');
 
       // The looping document never lets the next one commit: that navigation times out...
-      const away = await outcome(session.navigate(site.url('/page2.html'), { options: { timeout: 5_000 } }));
+      const away = await outcome(session.navigate(fixture.site.url('/page2.html'), { options: { timeout: 5_000 } }));
       if (away.code !== undefined) expect(away.code).toBe('navigation_timeout');
       // ...and the session continues on a fresh page, saying why.
-      const next = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/page2.html') });
+      const next = await fixture.lib.service.run(navigateOperation, 'library', session.id, { url: fixture.site.url('/page2.html') });
       expect(next.result).toMatchObject({ status: 200 });
       if (away.code !== undefined) expect(next.pageEvents.map((event) => event.type)).toContain('unresponsive');
       expect((await session.page.extract()).pageText).toContain('Second page');
@@ -206,11 +199,13 @@ describe('hostile pages', () => {
   });
 
   it('a navigation that times out waiting for a slow server leaves the current page in place', async () => {
-    const session = await lib.startSession();
+    const session = await fixture.lib.startSession();
     try {
-      await session.navigate(site.url('/index.html'));
-      expect((await outcome(session.navigate(site.url('/slow?ms=20000'), { options: { timeout: 800 } }))).code).toBe('navigation_timeout');
-      const next = await lib.service.run(navigateOperation, 'library', session.id, { url: site.url('/page2.html') });
+      await session.navigate(fixture.site.url('/index.html'));
+      expect((await outcome(session.navigate(fixture.site.url('/slow?ms=20000'), { options: { timeout: 800 } }))).code).toBe(
+        'navigation_timeout',
+      );
+      const next = await fixture.lib.service.run(navigateOperation, 'library', session.id, { url: fixture.site.url('/page2.html') });
       expect(next.result).toMatchObject({ status: 200 });
       // The page was waiting, not hung: it must not be reported or replaced as unresponsive.
       expect(next.pageEvents.map((event) => event.type)).not.toContain('unresponsive');

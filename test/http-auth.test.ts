@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserService } from '../src/core/service.js';
 import { serveHttp } from '../src/http/server.js';
+import { bearer, connectMcpHttp } from './fixtures/mcp-http.js';
 import { ROOT } from './fixtures/mcp-stdio.js';
 import { api, rawRequest, startHttp, type TestHttp } from './http-fixture.js';
 
@@ -83,9 +82,7 @@ describe('HTTP auth and key scopes', () => {
     const rest = await api(server.url, 'POST', '/v1/sessions/start', { key: KEY_A });
     const id = rest.json.data.id as string;
     for (const headers of [{ authorization: `Bearer ${KEY_A}` }, { 'x-svc-api-key': KEY_A }] as Array<Record<string, string>>) {
-      const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } });
-      const client = new Client({ name: 'auth-test', version: '1' });
-      await client.connect(transport);
+      const { client, transport } = await connectMcpHttp(server.url, { name: 'auth-test', headers });
       const listed = (await client.callTool({ name: 'session_list', arguments: {} })) as CallToolResult;
       expect((listed.structuredContent as { sessions: Array<{ id: string }> }).sessions.map((s) => s.id)).toEqual([id]);
 
@@ -105,11 +102,7 @@ describe('HTTP auth and key scopes', () => {
       await client.close();
     }
 
-    const transportB = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${KEY_B}` } },
-    });
-    const clientB = new Client({ name: 'auth-test-b', version: '1' });
-    await clientB.connect(transportB);
+    const { client: clientB } = await connectMcpHttp(server.url, { name: 'auth-test-b', headers: bearer(KEY_B) });
     const navB = (await clientB.callTool({ name: 'navigate', arguments: { sessionId: id, url: 'about:blank' } })) as CallToolResult;
     expect((navB._meta?.error as { code: string }).code).toBe('session_not_found');
     await clientB.close();

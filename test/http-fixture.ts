@@ -4,10 +4,10 @@ import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { serveHttp, type HttpOptions, type HttpServer } from '../src/http/server.js';
 
-export interface TestHttp {
+export interface TestHttp<S extends BrowserService = BrowserService> {
   url: string;
   port: number;
-  service: BrowserService;
+  service: S;
   http: HttpServer;
   close(): Promise<void>;
 }
@@ -16,10 +16,11 @@ export interface TestHttp {
  * Starts the HTTP surface in-process on 127.0.0.1, port 0, over a real BrowserService. The default service has the
  * egress policy "all", so tests with API keys still reach the 127.0.0.1 test sites; egress tests pass their own service.
  */
-export async function startHttp(
+export async function startHttp<S extends BrowserService = BrowserService>(
   options: Partial<HttpOptions> = {},
-  service: BrowserService = new BrowserService({ logger: silentLogger(), egressPolicy: 'all' }),
-): Promise<TestHttp> {
+  // S is BrowserService itself whenever no service is given.
+  service: S = new BrowserService({ logger: silentLogger(), egressPolicy: 'all' }) as S,
+): Promise<TestHttp<S>> {
   const http = await serveHttp(service, { port: 0, host: '127.0.0.1', apiKeys: [], allowedHosts: [], ...options });
   return {
     url: http.url,

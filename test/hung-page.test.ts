@@ -1,30 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isServiceError, type ServiceError } from '../src/core/errors.js';
-import { silentLogger } from '../src/core/logger.js';
-import { BrowserService } from '../src/core/service.js';
 import { takeSnapshot } from '../src/core/snapshot/index.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useSiteService } from './fixtures/site-service.js';
 import { actOperation, extractOperation, navigateOperation } from '../src/core/operations/index.js';
 
 describe('a page whose script loops forever after it loaded', () => {
-  let site: SiteServer;
-  let service: BrowserService;
-
-  beforeAll(async () => {
-    site = await startSiteServer();
-    service = new BrowserService({ logger: silentLogger() });
-  });
-  afterAll(async () => {
-    await service?.close();
-    await site?.close();
-  });
+  const fixture = useSiteService();
 
   /** A session on /pages/loop.html once its loop runs (a trivial script no longer answers within 200 ms). */
   async function hungSession(): Promise<string> {
-    const id = (await service.startSession('t')).id;
-    const loaded = await service.run(navigateOperation, 't', id, { url: site.url('/pages/loop.html') });
+    const id = (await fixture.service.startSession('t')).id;
+    const loaded = await fixture.service.run(navigateOperation, 't', id, { url: fixture.site.url('/pages/loop.html') });
     expect(loaded.result?.status).toBe(200);
-    const page = service.sessions.get(id, 't').page;
+    const page = fixture.service.sessions.get(id, 't').page;
     const answers = () => Promise.race([page.evaluate(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 200, false))]);
     await expect.poll(answers, { timeout: 10_000 }).toBe(false);
     return id;
@@ -33,31 +21,37 @@ describe('a page whose script loops forever after it loaded', () => {
   it('does not block the next navigate: the page is replaced before it starts', async () => {
     const id = await hungSession();
     // Without recovery this navigate waits for the hung document until its own timeout (navigation_timeout).
-    const next = await service.run(navigateOperation, 't', id, { url: site.url('/index.html'), options: { timeout: 20_000 } });
-    expect(next.result).toMatchObject({ status: 200, url: site.url('/index.html') });
+    const next = await fixture.service.run(navigateOperation, 't', id, {
+      url: fixture.site.url('/index.html'),
+      options: { timeout: 20_000 },
+    });
+    expect(next.result).toMatchObject({ status: 200, url: fixture.site.url('/index.html') });
     expect(next.pageEvents).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'unresponsive' })]));
-    await service.endSession('t', id);
+    await fixture.service.endSession('t', id);
   });
 
   it('a click at a point whose handler never returns answers timeout within timeoutMs, and the next navigate works', async () => {
-    const id = (await service.startSession('t')).id;
-    await service.run(navigateOperation, 't', id, { url: site.url('/pages/click-loop.html') });
-    const text = (await service.run(extractOperation, 't', id, {})).result as { pageText: string };
+    const id = (await fixture.service.startSession('t')).id;
+    await fixture.service.run(navigateOperation, 't', id, { url: fixture.site.url('/pages/click-loop.html') });
+    const text = (await fixture.service.run(extractOperation, 't', id, {})).result as { pageText: string };
     const [, x, y] = /canvas: \d+x\d+ at (\d+),(\d+)/.exec(text.pageText)!.map(Number);
-    const error = await service
+    const error = await fixture.service
       .run(actOperation, 't', id, { action: { method: 'click', x: x! + 20, y: y! + 20 }, timeoutMs: 2_000 })
       .then(() => undefined)
       .catch((err: unknown) => err);
     expect(isServiceError(error) && error.code).toBe('timeout');
-    const next = await service.run(navigateOperation, 't', id, { url: site.url('/index.html'), options: { timeout: 20_000 } });
+    const next = await fixture.service.run(navigateOperation, 't', id, {
+      url: fixture.site.url('/index.html'),
+      options: { timeout: 20_000 },
+    });
     expect(next.result).toMatchObject({ status: 200 });
-    await service.endSession('t', id);
+    await fixture.service.endSession('t', id);
   });
 
   it('a read that times out says how long it really took, not only the bound of its last call', async () => {
     const id = await hungSession();
     const started = performance.now();
-    const error = await service
+    const error = await fixture.service
       .operate('t', id, (session) => takeSnapshot(session, { callTimeoutMs: 1_000 }))
       .then(() => undefined)
       .catch((err: unknown) => err);
@@ -68,6 +62,6 @@ describe('a page whose script loops forever after it loaded', () => {
     expect(said).toBeLessThanOrEqual(waited);
     expect(said).toBeGreaterThan(waited - 500);
     expect((error as ServiceError).message).toMatch(/within 1000 ms/);
-    await service.endSession('t', id);
+    await fixture.service.endSession('t', id);
   });
 });

@@ -1,41 +1,34 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import type { Session } from '../src/core/sessions.js';
 import { MAX_COPIED_CHARS, MAX_VIEWERS_PER_SESSION, type LiveMessage, type LiveViewer } from '../src/core/live/index.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useSiteHttp } from './fixtures/site-http.js';
 import { connectSocketViewer, socketUrl, upgradeStatus, type SocketViewerClient } from './fixtures/live-viewer.js';
 
 // What a viewer may cost the server, and what it may see: viewers that stop reading, pages that stop answering while a
 // person holds them, copies and the status of a session that typed a secret.
-let site: SiteServer;
-let http: TestHttp;
+const fixture = useSiteHttp();
 const opened: SocketViewerClient[] = [];
 
-beforeAll(async () => {
-  [site, http] = await Promise.all([startSiteServer(), startHttp()]);
-});
-
-afterAll(async () => {
+afterAll(() => {
   for (const viewer of opened) viewer.close();
-  await http?.close();
-  await site?.close();
 });
 
-async function startSession(at: TestHttp = http): Promise<string> {
+async function startSession(at: TestHttp = fixture.server): Promise<string> {
   const started = await api(at.url, 'POST', '/v1/sessions/start', { body: {} });
   expect(started.status).toBe(200);
   return started.json.data.id;
 }
 
-async function call(operation: string, id: string, body: unknown, at: TestHttp = http) {
+async function call(operation: string, id: string, body: unknown, at: TestHttp = fixture.server) {
   const res = await api(at.url, 'POST', `/v1/sessions/${id}/${operation}`, { body });
   expect(res.status, JSON.stringify(res.json)).toBe(200);
   return res.json.data?.result;
 }
 
-async function link(id: string, body: Record<string, unknown> = {}, at: TestHttp = http): Promise<string> {
+async function link(id: string, body: Record<string, unknown> = {}, at: TestHttp = fixture.server): Promise<string> {
   const res = await api(at.url, 'POST', `/v1/sessions/${id}/liveView`, { body });
   expect(res.status).toBe(200);
   return res.json.data.url;
@@ -48,7 +41,7 @@ async function viewer(url: string): Promise<SocketViewerClient> {
 }
 
 /** The core session behind a REST session id (tests reach its page directly). */
-function coreSession(id: string, at: TestHttp = http): Session {
+function coreSession(id: string, at: TestHttp = fixture.server): Session {
   const sessions = (at.service.sessions as unknown as { sessions: Map<string, Session> }).sessions;
   return sessions.get(id)!;
 }
@@ -79,12 +72,12 @@ function recordingViewer(stalled: boolean) {
 describe('a live viewer that stops reading', { timeout: 60_000 }, () => {
   it('holds one status message in a single slot, not a queue, and gets the newest once it reads again', async () => {
     const id = await startSession();
-    await call('navigate', id, { url: site.url('/live/static.html') });
+    await call('navigate', id, { url: fixture.site.url('/live/static.html') });
     const token = new URL(await link(id, { interactive: false })).searchParams.get('token');
-    const { hub } = http.service.live.open(id, token);
+    const { hub } = fixture.server.service.live.open(id, token);
     const stalled = recordingViewer(true);
     const reading = recordingViewer(false);
-    const detach = [http.service.live.connect(hub, stalled.viewer), http.service.live.connect(hub, reading.viewer)];
+    const detach = [fixture.server.service.live.connect(hub, stalled.viewer), fixture.server.service.live.connect(hub, reading.viewer)];
     const page = coreSession(id).page;
     for (let n = 1; n <= 5; n++) {
       await page.evaluate((step) => history.replaceState(null, '', `?step=${step}`), n);
@@ -95,14 +88,14 @@ describe('a live viewer that stops reading', { timeout: 60_000 }, () => {
     expect(hub.statusWaiting(stalled.viewer)).toBe(true);
     stalled.flush();
     expect(statuses()).toHaveLength(2);
-    expect(statuses()[1]).toMatchObject({ url: site.url('/live/static.html?step=5') });
+    expect(statuses()[1]).toMatchObject({ url: fixture.site.url('/live/static.html?step=5') });
     for (const undo of detach) undo();
     await call('end', id, {});
   });
 
   it('is dropped once its socket holds more than the limit, and copied text is cut to MAX_COPIED_CHARS', async () => {
     const id = await startSession();
-    await call('navigate', id, { url: site.url('/live/static.html') });
+    await call('navigate', id, { url: fixture.site.url('/live/static.html') });
     await coreSession(id).page.evaluate((length) => {
       document.body.textContent = 'x'.repeat(length);
       window.getSelection()!.selectAllChildren(document.body);
@@ -113,11 +106,11 @@ describe('a live viewer that stops reading', { timeout: 60_000 }, () => {
     const copied = await reader.next((m) => m.type === 'copied');
     expect(copied.text).toHaveLength(MAX_COPIED_CHARS);
     const stalled = await viewer(url);
-    expect(http.service.live.hubOf(id)?.viewerCount).toBe(2);
+    expect(fixture.server.service.live.hubOf(id)?.viewerCount).toBe(2);
     stalled.ws.pause();
     // Each answer is a megabyte the viewer never reads: the kernel's buffers take some, the limit the rest.
     for (let n = 0; n < 40; n++) stalled.send({ type: 'copy' });
-    await expect.poll(() => http.service.live.hubOf(id)?.viewerCount, { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => fixture.server.service.live.hubOf(id)?.viewerCount, { timeout: 30_000 }).toBe(1);
     // The reading viewer stays.
     reader.send({ type: 'copy' });
     await expect.poll(() => reader.messages.filter((m) => m.type === 'copied').length, { timeout: 15_000 }).toBe(2);
@@ -128,16 +121,16 @@ describe('a live viewer that stops reading', { timeout: 60_000 }, () => {
 describe('viewers per session', { timeout: 60_000 }, () => {
   it(`takes ${MAX_VIEWERS_PER_SESSION} and refuses the next with 429 viewer_limit, on the page and its socket`, async () => {
     const id = await startSession();
-    await call('navigate', id, { url: site.url('/live/static.html') });
+    await call('navigate', id, { url: fixture.site.url('/live/static.html') });
     const url = await link(id, { interactive: false });
     const viewers = await Promise.all(Array.from({ length: MAX_VIEWERS_PER_SESSION }, () => viewer(url)));
-    expect(http.service.live.hubOf(id)?.viewerCount).toBe(MAX_VIEWERS_PER_SESSION);
+    expect(fixture.server.service.live.hubOf(id)?.viewerCount).toBe(MAX_VIEWERS_PER_SESSION);
     const page = await fetch(url);
     expect(page.status).toBe(429);
     expect(await page.text()).toContain(`already has ${MAX_VIEWERS_PER_SESSION} live viewers`);
     expect(await upgradeStatus(socketUrl(url))).toBe(429);
     viewers[0]!.close();
-    await expect.poll(() => http.service.live.hubOf(id)?.viewerCount).toBe(MAX_VIEWERS_PER_SESSION - 1);
+    await expect.poll(() => fixture.server.service.live.hubOf(id)?.viewerCount).toBe(MAX_VIEWERS_PER_SESSION - 1);
     expect(await upgradeStatus(socketUrl(url))).toBe(101);
     await call('end', id, {});
   });
@@ -145,9 +138,9 @@ describe('viewers per session', { timeout: 60_000 }, () => {
 
 describe('a page that stops answering while a person holds it', { timeout: 90_000 }, () => {
   /** A session on a page whose script never yields once the mouse moves, moved by an interactive viewer's input. */
-  async function hungTakeover(at: TestHttp = http): Promise<{ id: string; person: SocketViewerClient }> {
+  async function hungTakeover(at: TestHttp = fixture.server): Promise<{ id: string; person: SocketViewerClient }> {
     const id = await startSession(at);
-    await call('navigate', id, { url: site.url('/live/hang-on-move.html') }, at);
+    await call('navigate', id, { url: fixture.site.url('/live/hang-on-move.html') }, at);
     const person = await viewer(await link(id, {}, at));
     person.send({ type: 'mouse', action: 'move', x: 0.5, y: 0.5 });
     await person.next((m) => m.type === 'status' && m.control === 'person');
@@ -161,14 +154,14 @@ describe('a page that stops answering while a person holds it', { timeout: 90_00
     await person.roundTrip();
     person.close();
     const started = Date.now();
-    const answer = api(http.url, 'POST', `/v1/sessions/${id}/navigate`, {
-      body: { url: site.url('/index.html'), options: { timeout: 10_000 } },
+    const answer = api(fixture.server.url, 'POST', `/v1/sessions/${id}/navigate`, {
+      body: { url: fixture.site.url('/index.html'), options: { timeout: 10_000 } },
     });
     const res = await within(answer, 40_000);
     expect(res).not.toBe('still waiting');
     if (res === 'still waiting') return;
     expect(res.status).toBe(200);
-    expect(res.json.data.result).toMatchObject({ status: 200, url: site.url('/index.html') });
+    expect(res.json.data.result).toMatchObject({ status: 200, url: fixture.site.url('/index.html') });
     expect(Date.now() - started).toBeLessThan(30_000);
     await call('end', id, {});
   });
@@ -181,7 +174,7 @@ describe('a page that stops answering while a person holds it', { timeout: 90_00
     try {
       const { id } = await hungTakeover(short);
       const answer = api(short.url, 'POST', `/v1/sessions/${id}/navigate`, {
-        body: { url: site.url('/index.html'), options: { timeout: 10_000 } },
+        body: { url: fixture.site.url('/index.html'), options: { timeout: 10_000 } },
       });
       const res = await within(answer, 40_000);
       expect(res).not.toBe('still waiting');
@@ -193,12 +186,12 @@ describe('a page that stops answering while a person holds it', { timeout: 90_00
 
   it("ends the agent's wait for a person (ask_human) at Done", async () => {
     const id = await startSession();
-    await call('navigate', id, { url: site.url('/live/hang-on-move.html') });
+    await call('navigate', id, { url: fixture.site.url('/live/hang-on-move.html') });
     const session = coreSession(id);
     let askedAt!: (url: string) => void;
     const asked = new Promise<string>((resolve) => (askedAt = resolve));
-    const waited = http.service.operate(session.owner, id, (s) =>
-      http.service.live.askHuman(s, { reason: 'Move the mouse.', timeoutMs: 60_000, notify: (request) => askedAt(request.url) }),
+    const waited = fixture.server.service.operate(session.owner, id, (s) =>
+      fixture.server.service.live.askHuman(s, { reason: 'Move the mouse.', timeoutMs: 60_000, notify: (request) => askedAt(request.url) }),
     );
     const person = await viewer(await asked);
     await person.next((m) => m.type === 'status' && m.control === 'person');
@@ -221,7 +214,7 @@ describe('what a viewer may read', { timeout: 60_000 }, () => {
 
   it("answers no copy to a watch-only viewer, never a password field's value, and masks the session's secrets in copies and the status", async () => {
     const id = await startSession();
-    await call('navigate', id, { url: site.url('/live/secret.html') });
+    await call('navigate', id, { url: fixture.site.url('/live/secret.html') });
     const page = coreSession(id).page;
     // Typed as a person would: no variable names it, so only the field's type keeps it from a copy.
     await page.fill('#pw', 'typed by a person');

@@ -1,9 +1,9 @@
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
+import { describe, expect, it } from 'vitest';
+import { errorCode } from './fixtures/mcp-stdio.js';
 import { renderersUnder, waitFor } from './fixtures/processes.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useSiteStdio } from './fixtures/site-stdio.js';
 
 interface NavResult {
   url: string;
@@ -38,45 +38,34 @@ interface PageEvent {
 }
 
 describe('MCP over stdio', () => {
-  let server: StdioServer;
-  let site: SiteServer;
+  const fixture = useSiteStdio();
 
   const start = async (): Promise<string> => {
-    const result = await server.call('session_start');
+    const result = await fixture.server.call('session_start');
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     const { id } = result.structuredContent as unknown as SessionInfo;
     // A model reads the id and the idle limit in one line; the rest of the session is in structuredContent.
     expect(result.content).toEqual([{ type: 'text', text: `Started session ${id}; it ends after 15 min without a call.` }]);
     return id;
   };
-  const end = (sessionId: string) => server.call('session_end', { sessionId });
+  const end = (sessionId: string) => fixture.server.call('session_end', { sessionId });
   const navigate = (sessionId: string, url: string, extra: Record<string, unknown> = {}) =>
-    server.call('navigate', { sessionId, url, ...extra });
+    fixture.server.call('navigate', { sessionId, url, ...extra });
   const okNav = async (sessionId: string, url: string, extra: Record<string, unknown> = {}): Promise<NavOutput> => {
     const result = await navigate(sessionId, url, extra);
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     return result.structuredContent as unknown as NavOutput;
   };
   const sessionInfo = async (sessionId: string): Promise<SessionInfo | undefined> => {
-    const listed = (await server.call('session_list')).structuredContent as { sessions: SessionInfo[] };
+    const listed = (await fixture.server.call('session_list')).structuredContent as { sessions: SessionInfo[] };
     return listed.sessions.find((session) => session.id === sessionId);
   };
   const pageEvents = (result: CallToolResult): PageEvent[] => (result._meta?.pageEvents as PageEvent[] | undefined) ?? [];
   /** The newest request the site server saw for a path; tests read headers the browser sent from here. */
-  const lastRequest = (path: string) => [...site.requests].reverse().find((request) => request.url.startsWith(path));
-
-  // Starting the server through tsx took over 60 s at a load average of 70.
-  beforeAll(async () => {
-    site = await startSiteServer();
-    server = await startStdioServer();
-  }, 180_000);
-  afterAll(async () => {
-    await server?.close();
-    await site?.close();
-  });
+  const lastRequest = (path: string) => [...fixture.site.requests].reverse().find((request) => request.url.startsWith(path));
 
   it('lists the session tools with titles, annotations and input and output schemas', async () => {
-    const { tools } = await server.client.listTools();
+    const { tools } = await fixture.server.client.listTools();
     const names = tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['session_start', 'navigate', 'session_end', 'session_list']));
     for (const tool of tools) {
@@ -97,37 +86,37 @@ describe('MCP over stdio', () => {
   });
 
   it('structuredContent of every session tool validates against the outputSchema it lists', async () => {
-    const { tools } = await server.client.listTools();
+    const { tools } = await fixture.server.client.listTools();
     const ajv = new Ajv2020({ strict: false });
     const validate = (name: string, content: unknown) => {
       const check = ajv.compile(tools.find((tool) => tool.name === name)!.outputSchema!);
       expect(check(content), `${name}: ${JSON.stringify(check.errors)}`).toBe(true);
     };
-    const started = await server.call('session_start');
+    const started = await fixture.server.call('session_start');
     validate('session_start', started.structuredContent);
     const id = (started.structuredContent as unknown as SessionInfo).id;
-    validate('navigate', (await navigate(id, site.url('/redirect?to=/frames.html'))).structuredContent);
-    validate('navigate', (await navigate(id, site.url('/frames.html#x'))).structuredContent);
-    validate('session_list', (await server.call('session_list')).structuredContent);
+    validate('navigate', (await navigate(id, fixture.site.url('/redirect?to=/frames.html'))).structuredContent);
+    validate('navigate', (await navigate(id, fixture.site.url('/frames.html#x'))).structuredContent);
+    validate('session_list', (await fixture.server.call('session_list')).structuredContent);
     validate('session_end', (await end(id)).structuredContent);
   });
 
   it('navigate answers one line (URL, status, title) and the page text with refs; pageText: false leaves the text out; act and extract say where the page is when it moved', async () => {
     const id = await start();
     const shown = (result: { content: unknown }) => (result.content as Array<{ type: string; text: string }>)[0]!.text;
-    const loaded = await navigate(id, site.url('/pages/form.html'));
+    const loaded = await navigate(id, fixture.site.url('/pages/form.html'));
     const [head, ...text] = shown(loaded).split('\n');
-    expect(head).toMatch(new RegExp(`^Loaded ${site.url('/pages/form.html').replace(/[.?]/g, '\\$&')} \\(200 OK\\) ".+"$`));
+    expect(head).toMatch(new RegExp(`^Loaded ${fixture.site.url('/pages/form.html').replace(/[.?]/g, '\\$&')} \\(200 OK\\) ".+"$`));
     expect(text.join('\n')).toMatch(/\[\d+\] textbox/);
     // structuredContent keeps the interface's envelope: headers, timing and redirects are there, not in the text.
     expect((loaded.structuredContent as { data: { result: { headers: object } } }).data.result.headers).toBeTruthy();
     expect(shown(loaded)).not.toContain('content-type');
 
-    const bare = await navigate(id, site.url('/status?code=404'), { pageText: false });
-    expect(shown(bare)).toBe(`Loaded ${site.url('/status?code=404')} (404 Not Found)`);
+    const bare = await navigate(id, fixture.site.url('/status?code=404'), { pageText: false });
+    expect(shown(bare)).toBe(`Loaded ${fixture.site.url('/status?code=404')} (404 Not Found)`);
     // The client has not seen this page's title yet: extract says where it is, then does not repeat it.
-    expect(shown(await server.call('extract', { sessionId: id }))).toMatch(/^Page: "Status 404" http.*\n# Status 404$/);
-    expect(shown(await server.call('extract', { sessionId: id }))).toBe('# Status 404');
+    expect(shown(await fixture.server.call('extract', { sessionId: id }))).toMatch(/^Page: "Status 404" http.*\n# Status 404$/);
+    expect(shown(await fixture.server.call('extract', { sessionId: id }))).toBe('# Status 404');
     await end(id);
   });
 
@@ -141,11 +130,11 @@ describe('MCP over stdio', () => {
 
   it('navigate returns status, final url, headers and an action id for a 200 page', async () => {
     const id = await start();
-    const output = await okNav(id, site.url('/echo-headers'));
+    const output = await okNav(id, fixture.site.url('/echo-headers'));
     expect(output.success).toBe(true);
     expect(output.data.actionId).toMatch(/[0-9a-f-]{36}/);
     const result = output.data.result!;
-    expect(result).toMatchObject({ url: site.url('/echo-headers'), status: 200, ok: true, statusText: 'OK', redirectChain: [] });
+    expect(result).toMatchObject({ url: fixture.site.url('/echo-headers'), status: 200, ok: true, statusText: 'OK', redirectChain: [] });
     expect(result.headers['x-test']).toBe('echo');
     expect(result.headers['content-type']).toContain('text/html');
     await end(id);
@@ -153,23 +142,23 @@ describe('MCP over stdio', () => {
 
   it('navigate treats a 404 page as a successful navigation with status 404', async () => {
     const id = await start();
-    const output = await okNav(id, site.url('/no-such-page.html'));
+    const output = await okNav(id, fixture.site.url('/no-such-page.html'));
     expect(output.success).toBe(true);
-    expect(output.data.result).toMatchObject({ status: 404, ok: false, url: site.url('/no-such-page.html') });
+    expect(output.data.result).toMatchObject({ status: 404, ok: false, url: fixture.site.url('/no-such-page.html') });
     await end(id);
   });
 
   it('navigate follows redirects and reports the redirect chain', async () => {
     const id = await start();
-    const from = site.url('/redirect?to=/page2.html');
+    const from = fixture.site.url('/redirect?to=/page2.html');
     const output = await okNav(id, from);
-    expect(output.data.result).toMatchObject({ status: 200, url: site.url('/page2.html'), redirectChain: [from] });
+    expect(output.data.result).toMatchObject({ status: 200, url: fixture.site.url('/page2.html'), redirectChain: [from] });
     await end(id);
   });
 
   it('navigate sends options.referer to the server', async () => {
     const id = await start();
-    await okNav(id, site.url('/echo-headers?referer-test'), { options: { referer: 'http://referrer.example/from' } });
+    await okNav(id, fixture.site.url('/echo-headers?referer-test'), { options: { referer: 'http://referrer.example/from' } });
     expect(lastRequest('/echo-headers?referer-test')?.headers.referer).toBe('http://referrer.example/from');
     await end(id);
   });
@@ -177,7 +166,7 @@ describe('MCP over stdio', () => {
   it('navigate honours options.timeout with a navigation_timeout error instead of hanging', async () => {
     const id = await start();
     const started = Date.now();
-    const result = await navigate(id, site.url('/slow?ms=20000'), { options: { timeout: 800 } });
+    const result = await navigate(id, fixture.site.url('/slow?ms=20000'), { options: { timeout: 800 } });
     expect(errorCode(result)).toBe('navigation_timeout');
     // The page would answer after 20 s; anything well short of that means the timeout was honoured.
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -187,16 +176,16 @@ describe('MCP over stdio', () => {
   it('a navigation the client cancels frees the session for the next call at once', async () => {
     const id = await start();
     const controller = new AbortController();
-    const cancelled = server.client.callTool(
-      { name: 'navigate', arguments: { sessionId: id, url: site.url('/slow?ms=20000') } },
+    const cancelled = fixture.server.client.callTool(
+      { name: 'navigate', arguments: { sessionId: id, url: fixture.site.url('/slow?ms=20000') } },
       undefined,
       { signal: controller.signal },
     );
-    expect(await waitFor(() => site.requests.some((request) => request.url === '/slow?ms=20000'), 30_000)).toBe(true);
+    expect(await waitFor(() => fixture.site.requests.some((request) => request.url === '/slow?ms=20000'), 30_000)).toBe(true);
     controller.abort();
     await expect(cancelled).rejects.toThrow();
     const started = Date.now();
-    expect((await okNav(id, site.url('/page2.html'))).data.result!.status).toBe(200);
+    expect((await okNav(id, fixture.site.url('/page2.html'))).data.result!.status).toBe(200);
     // Without cancellation this call would have queued behind the 30 s default timeout.
     expect(Date.now() - started).toBeLessThan(15_000);
     await end(id);
@@ -204,7 +193,7 @@ describe('MCP over stdio', () => {
 
   it('navigate with waitUntil domcontentloaded returns while waiting for load would time out', async () => {
     const id = await start();
-    const url = site.url('/slow-subresource?ms=30000');
+    const url = fixture.site.url('/slow-subresource?ms=30000');
     const early = await okNav(id, url, { options: { waitUntil: 'domcontentloaded', timeout: 5_000 } });
     expect(early.data.result).toMatchObject({ status: 200, url });
     const loadResult = await navigate(id, url, { options: { waitUntil: 'load', timeout: 1_000 } });
@@ -214,28 +203,28 @@ describe('MCP over stdio', () => {
 
   it('navigate with frameId loads the URL in that iframe and reports its frame id', async () => {
     const id = await start();
-    await okNav(id, site.url('/frames.html'));
+    await okNav(id, fixture.site.url('/frames.html'));
     const info = (await sessionInfo(id))!;
     const child = info.frames.find((frame) => frame.name === 'child')!;
-    expect(child).toMatchObject({ url: site.url('/page2.html'), parentFrameId: info.mainFrameId });
-    const output = await okNav(id, site.url('/index.html'), { frameId: child.frameId });
-    expect(output.data.result).toMatchObject({ status: 200, url: site.url('/index.html'), frameId: child.frameId });
+    expect(child).toMatchObject({ url: fixture.site.url('/page2.html'), parentFrameId: info.mainFrameId });
+    const output = await okNav(id, fixture.site.url('/index.html'), { frameId: child.frameId });
+    expect(output.data.result).toMatchObject({ status: 200, url: fixture.site.url('/index.html'), frameId: child.frameId });
     const after = (await sessionInfo(id))!;
-    expect(after.url).toBe(site.url('/frames.html'));
-    expect(after.frames.find((frame) => frame.frameId === child.frameId)?.url).toBe(site.url('/index.html'));
+    expect(after.url).toBe(fixture.site.url('/frames.html'));
+    expect(after.frames.find((frame) => frame.frameId === child.frameId)?.url).toBe(fixture.site.url('/index.html'));
     await end(id);
   });
 
   it('navigate with an unknown frameId is a frame_not_found error', async () => {
     const id = await start();
-    expect(errorCode(await navigate(id, site.url('/index.html'), { frameId: '9999' }))).toBe('frame_not_found');
+    expect(errorCode(await navigate(id, fixture.site.url('/index.html'), { frameId: '9999' }))).toBe('frame_not_found');
     await end(id);
   });
 
   it('navigate returns null result for same-document navigation', async () => {
     const id = await start();
-    await okNav(id, site.url('/hash.html'));
-    const output = await okNav(id, site.url('/hash.html#section'));
+    await okNav(id, fixture.site.url('/hash.html'));
+    const output = await okNav(id, fixture.site.url('/hash.html#section'));
     expect(output).toMatchObject({ success: true, data: { result: null } });
     await end(id);
   });
@@ -248,26 +237,26 @@ describe('MCP over stdio', () => {
       ['javascript: URL', { sessionId: id, url: 'javascript:alert(1)' }, 'url_not_allowed'],
       ['data: URL', { sessionId: id, url: 'data:text/html,<h1>hi</h1>' }, 'url_not_allowed'],
       ['ftp: URL', { sessionId: id, url: 'ftp://example.com/' }, 'url_not_allowed'],
-      ['unknown session', { sessionId: 'no-such-session', url: site.url('/index.html') }, 'session_not_found'],
+      ['unknown session', { sessionId: 'no-such-session', url: fixture.site.url('/index.html') }, 'session_not_found'],
       ['DNS failure', { sessionId: id, url: 'http://no-such-host.invalid/', options: { timeout: 10_000 } }, 'navigation_failed'],
       [
         'waitUntil outside the enum',
-        { sessionId: id, url: site.url('/index.html'), options: { waitUntil: 'networkidle0' } },
+        { sessionId: id, url: fixture.site.url('/index.html'), options: { waitUntil: 'networkidle0' } },
         'invalid_argument',
       ],
-      ['negative timeout', { sessionId: id, url: site.url('/index.html'), options: { timeout: -5 } }, 'invalid_argument'],
+      ['negative timeout', { sessionId: id, url: fixture.site.url('/index.html'), options: { timeout: -5 } }, 'invalid_argument'],
       ['missing url', { sessionId: id }, 'invalid_argument'],
-      ['unknown field', { sessionId: id, url: site.url('/index.html'), bogus: 1 }, 'invalid_argument'],
+      ['unknown field', { sessionId: id, url: fixture.site.url('/index.html'), bogus: 1 }, 'invalid_argument'],
     ];
     for (const [label, args, code] of cases) {
-      const result = await server.call('navigate', args);
+      const result = await fixture.server.call('navigate', args);
       expect(result.isError, label).toBe(true);
       expect(errorCode(result), label).toBe(code);
       expect((result._meta?.error as { message: string }).message.length, label).toBeGreaterThan(10);
     }
-    expect(errorCode(await server.call('session_end', { sessionId: 'no-such-session' }))).toBe('session_not_found');
+    expect(errorCode(await fixture.server.call('session_end', { sessionId: 'no-such-session' }))).toBe('session_not_found');
     // The session survives all of that.
-    expect((await okNav(id, site.url('/index.html'))).data.result!.status).toBe(200);
+    expect((await okNav(id, fixture.site.url('/index.html'))).data.result!.status).toBe(200);
     await end(id);
   });
 
@@ -276,10 +265,10 @@ describe('MCP over stdio', () => {
     const ids = await Promise.all(Array.from({ length: 20 }, start));
     expect(new Set(ids).size).toBe(20);
     // Only even sessions get a cookie; odd sessions must not see any.
-    await Promise.all(ids.map((id, i) => okNav(id, site.url(i % 2 === 0 ? `/set-cookie?value=s${i}` : '/index.html'))));
-    await Promise.all(ids.map((id, i) => okNav(id, site.url(`/cookies?i=${i}`))));
+    await Promise.all(ids.map((id, i) => okNav(id, fixture.site.url(i % 2 === 0 ? `/set-cookie?value=s${i}` : '/index.html'))));
+    await Promise.all(ids.map((id, i) => okNav(id, fixture.site.url(`/cookies?i=${i}`))));
     for (let i = 0; i < ids.length; i++) {
-      const cookie = site.requests.find((request) => request.url === `/cookies?i=${i}`);
+      const cookie = fixture.site.requests.find((request) => request.url === `/cookies?i=${i}`);
       expect(cookie?.headers.cookie, `session ${i}`).toBe(i % 2 === 0 ? `token=s${i}` : undefined);
     }
     await Promise.all(ids.map(end));
@@ -288,10 +277,10 @@ describe('MCP over stdio', () => {
   it('session_end frees the browser context and the id stops working', { timeout: 120_000 }, async () => {
     // Counted by process id, not by total: under load, renderers of earlier tests may still be exiting and Chromium
     // may start a spare one at any time, so a count taken before says little about the ones these sessions use.
-    const renderers = () => new Set(renderersUnder(server.pid!).map((entry) => entry.pid));
+    const renderers = () => new Set(renderersUnder(fixture.server.pid!).map((entry) => entry.pid));
     const before = renderers();
     const ids = await Promise.all([start(), start(), start()]);
-    await Promise.all(ids.map((id) => okNav(id, site.url('/index.html'))));
+    await Promise.all(ids.map((id) => okNav(id, fixture.site.url('/index.html'))));
     // Each context renders in its own process; one of them may have taken the spare renderer that was ready.
     const used = [...renderers()].filter((pid) => !before.has(pid));
     expect(used.length).toBeGreaterThanOrEqual(2);
@@ -300,16 +289,16 @@ describe('MCP over stdio', () => {
     await expect.poll(() => used.filter((pid) => renderers().has(pid)).length, { timeout: 60_000, interval: 250 }).toBeLessThanOrEqual(1);
     for (const id of ids) {
       expect(await sessionInfo(id)).toBeUndefined();
-      expect(errorCode(await navigate(id, site.url('/index.html')))).toBe('session_not_found');
+      expect(errorCode(await navigate(id, fixture.site.url('/index.html')))).toBe('session_not_found');
     }
   });
 
   it('navigate sends progress notifications when the client passes a progressToken', async () => {
     const id = await start();
     const messages: string[] = [];
-    const result = (await server.client.callTool(
+    const result = (await fixture.server.client.callTool(
       // The image takes 500 ms, so the early stages are on the wire well before the result.
-      { name: 'navigate', arguments: { sessionId: id, url: site.url('/slow-subresource?ms=500') } },
+      { name: 'navigate', arguments: { sessionId: id, url: fixture.site.url('/slow-subresource?ms=500') } },
       undefined,
       { onprogress: (progress) => messages.push(progress.message ?? '') },
     )) as CallToolResult;
@@ -325,10 +314,10 @@ describe('MCP over stdio', () => {
   it('navigate with streamResponse sends its stages as log messages', async () => {
     const id = await start();
     const stages: string[] = [];
-    server.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    fixture.server.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
       stages.push(String((notification.params.data as { stage?: string }).stage));
     });
-    await okNav(id, site.url('/page2.html'), { streamResponse: true });
+    await okNav(id, fixture.site.url('/page2.html'), { streamResponse: true });
     expect(await waitFor(() => stages.includes('finished'), 30_000)).toBe(true);
     expect(stages).toEqual(expect.arrayContaining(['started', 'response', 'domcontentloaded', 'load', 'finished']));
     await end(id);
@@ -336,7 +325,7 @@ describe('MCP over stdio', () => {
 
   it('alert and confirm dialogs do not block navigation and are reported in _meta.pageEvents', async () => {
     const id = await start();
-    const result = await navigate(id, site.url('/dialogs.html'), { options: { timeout: 10_000 } });
+    const result = await navigate(id, fixture.site.url('/dialogs.html'), { options: { timeout: 10_000 } });
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     const dialogs = pageEvents(result).filter((event) => event.type === 'dialog');
     expect(dialogs.map((event) => event.message)).toEqual([
@@ -348,22 +337,22 @@ describe('MCP over stdio', () => {
 
   it('a popup window is closed and reported as a page event', async () => {
     const id = await start();
-    const result = await navigate(id, site.url('/popup.html'));
+    const result = await navigate(id, fixture.site.url('/popup.html'));
     expect(result.isError).toBeFalsy();
     // Chromium surfaces a popup once its first document commits, often after the opener's load: then the next call reports it.
     const isPopup = (event: { type: string }) => event.type === 'popup';
     expect(await waitFor(async () => ((await sessionInfo(id))?.recentEvents ?? []).some(isPopup), 30_000)).toBe(true);
-    const next = await navigate(id, site.url('/index.html'));
+    const next = await navigate(id, fixture.site.url('/index.html'));
     const popups = [...pageEvents(result), ...pageEvents(next)].filter(isPopup);
-    expect(popups).toEqual([expect.objectContaining({ type: 'popup', url: site.url('/page2.html') })]);
+    expect(popups).toEqual([expect.objectContaining({ type: 'popup', url: fixture.site.url('/page2.html') })]);
     await end(id);
   });
 
   it('an endlessly loading page times out and the session stays usable', async () => {
     const id = await start();
-    const result = await navigate(id, site.url('/hang'), { options: { timeout: 1_000 } });
+    const result = await navigate(id, fixture.site.url('/hang'), { options: { timeout: 1_000 } });
     expect(errorCode(result)).toBe('navigation_timeout');
-    expect((await okNav(id, site.url('/page2.html'))).data.result!.status).toBe(200);
+    expect((await okNav(id, fixture.site.url('/page2.html'))).data.result!.status).toBe(200);
     await end(id);
   });
 
@@ -374,16 +363,16 @@ describe('MCP over stdio', () => {
       const [busy, other] = await Promise.all([start(), start()]);
       let stuckSettled = false;
       // 15 s: the other session's navigate must finish inside it even on a loaded machine.
-      const stuck = navigate(busy, site.url('/loop.html'), { options: { timeout: 15_000 } }).finally(() => (stuckSettled = true));
+      const stuck = navigate(busy, fixture.site.url('/loop.html'), { options: { timeout: 15_000 } }).finally(() => (stuckSettled = true));
       // The busy session's browser has fetched the looping page before the other session starts.
-      await expect.poll(() => site.requests.some((request) => request.url === '/loop.html'), { timeout: 30_000 }).toBe(true);
-      const output = await okNav(other, site.url('/index.html'));
+      await expect.poll(() => fixture.site.requests.some((request) => request.url === '/loop.html'), { timeout: 30_000 }).toBe(true);
+      const output = await okNav(other, fixture.site.url('/index.html'));
       expect(output.data.result!.status).toBe(200);
       // The other session finished while the busy one was still spinning.
       expect(stuckSettled).toBe(false);
       expect(errorCode(await stuck)).toBe('navigation_timeout');
       // The hung page is swapped for a fresh one, so the busy session works again and says why.
-      expect((await okNav(busy, site.url('/page2.html'))).data.result!.status).toBe(200);
+      expect((await okNav(busy, fixture.site.url('/page2.html'))).data.result!.status).toBe(200);
       expect((await sessionInfo(busy))!.recentEvents.map((event) => event.type)).toContain('unresponsive');
       await Promise.all([end(busy), end(other)]);
     },

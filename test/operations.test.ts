@@ -1,5 +1,4 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +13,7 @@ import { Peers } from '../src/http/peers.js';
 import { buildTools } from '../src/mcp/tools.js';
 import { startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
 import { startHttp, type TestHttp } from './http-fixture.js';
+import { bearer, connectMcpHttp } from './fixtures/mcp-http.js';
 
 const KEY = 'operations-test-key';
 /** No model is configured: operations that need one answer this code, through every door alike. */
@@ -59,15 +59,6 @@ async function restAnswer(base: string, operation: AnyOperation, sessionId: stri
   return ((await res.json()) as { error: { code: string } }).error.code;
 }
 
-async function mcpHttpClient(url: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${KEY}` } },
-  });
-  const client = new Client({ name: 'operations-test', version: '1.0.0' });
-  await client.connect(transport);
-  return client;
-}
-
 /** One server pair (a forwards to b), one stdio server, one library: each operation of the table through every door. */
 const PROFILE_SECRET = 'operations-test-profile-secret';
 const profileDir = mkdtempSync(join(tmpdir(), 'operations-profiles-'));
@@ -100,7 +91,7 @@ describe('every operation of the table answers through every door', () => {
       ANTHROPIC_API_KEY: '',
     });
     library = new BrowserSessions({ service: a.service });
-    mcpA = await mcpHttpClient(a.url);
+    mcpA = (await connectMcpHttp(a.url, { name: 'operations-test', headers: bearer(KEY) })).client;
     const restStart = async (base: string) => {
       const res = await fetch(`${base}/v1/sessions/start`, { method: 'POST', headers: { 'x-svc-api-key': KEY } });
       return ((await res.json()) as { data: { id: string } }).data.id;

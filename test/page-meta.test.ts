@@ -1,11 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
-import { silentLogger } from '../src/core/logger.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserSession } from '../src/client/index.js';
 import type { Session } from '../src/core/sessions.js';
 import { metaLine, shortTime } from '../src/core/snapshot/meta.js';
 import { takeSnapshot, type SnapshotOptions } from '../src/core/snapshot/index.js';
-import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useModelSite } from './fixtures/model-site.js';
 
 // Page metadata (issue 31): the page text's first line, in extract (both forms) and in the agent's page state.
 const META_LINE =
@@ -13,29 +11,19 @@ const META_LINE =
   'JSON-LD NewsArticle "Night trains return to Europe\'s rails" by Mara Lindqvist, Kurt Bauer · ' +
   'description How sleeper trains came back, and what a night on board costs.';
 
-let site: SiteServer;
-let fake: FakeLLM;
-let lib: BrowserSessions;
+const fixture = useModelSite({
+  library: (llm) => ({ model: 'openai/gpt-4.1-mini', env: { OPENAI_API_KEY: 'sk-meta-test', OPENAI_BASE_URL: llm.openaiBaseURL } }),
+});
 let session: BrowserSession;
 
 beforeAll(async () => {
-  [site, fake] = await Promise.all([startSiteServer(), startFakeLLM()]);
-  lib = new BrowserSessions({
-    logger: silentLogger(),
-    model: 'openai/gpt-4.1-mini',
-    env: { OPENAI_API_KEY: 'sk-meta-test', OPENAI_BASE_URL: fake.openaiBaseURL },
-  });
-  session = await lib.startSession();
+  session = await fixture.lib.startSession();
 });
-afterAll(async () => {
-  await lib?.close();
-  await Promise.all([site?.close(), fake?.close()]);
-});
-beforeEach(() => fake.reset());
 
-const on = async <T>(work: (s: Session) => Promise<T>): Promise<T> => (await lib.service.operate('library', session.id, work)).result;
+const on = async <T>(work: (s: Session) => Promise<T>): Promise<T> =>
+  (await fixture.lib.service.operate('library', session.id, work)).result;
 const read = async (path: string, options: SnapshotOptions = {}) => {
-  await session.navigate(site.url(path));
+  await session.navigate(fixture.site.url(path));
   return on((s) => takeSnapshot(s, options));
 };
 
@@ -85,7 +73,7 @@ describe('page metadata in the page text', () => {
 
   it('masks the session secrets in the line, like the rest of the page text', async () => {
     const secret = 'sk-live-meta-0042';
-    await session.navigate(site.url('/pages/meta.html'));
+    await session.navigate(fixture.site.url('/pages/meta.html'));
     const { text } = await on(async (s) => {
       s.recording.secrets.addVariables({ apiKey: secret });
       // A page that puts what it was given in its metadata (an SPA updating its head).
@@ -99,20 +87,20 @@ describe('page metadata in the page text', () => {
 
 describe('page metadata in extract and the agent', () => {
   it('extract without instruction: the pageText begins with the line', async () => {
-    await session.navigate(site.url('/pages/meta.html'));
+    await session.navigate(fixture.site.url('/pages/meta.html'));
     const { pageText } = await session.page.extract();
     expect(pageText.split('\n')[0]).toBe(META_LINE);
   });
 
   it('extract with a schema: the model is sent the author and date that only the metadata holds', async () => {
-    await session.navigate(site.url('/pages/meta.html'));
-    fake.enqueue({ json: { author: 'Mara Lindqvist', published: '2024-03-14T09:30Z' } });
+    await session.navigate(fixture.site.url('/pages/meta.html'));
+    fixture.llm.enqueue({ json: { author: 'Mara Lindqvist', published: '2024-03-14T09:30Z' } });
     const result = await session.page.extract({
       instruction: 'Who wrote the article, and when was it published?',
       schema: { type: 'object', properties: { author: { type: 'string' }, published: { type: 'string' } }, required: ['author'] },
     });
     expect(result).toEqual({ author: 'Mara Lindqvist', published: '2024-03-14T09:30Z' });
-    const sent = JSON.stringify(fake.requests[0]!.body.messages);
+    const sent = JSON.stringify(fixture.llm.requests[0]!.body.messages);
     expect(sent).toContain(META_LINE.replace(/"/g, '\\"'));
     // The body of the page names neither: only the line gave them to the model.
     const { pageText } = await session.page.extract();
@@ -120,13 +108,17 @@ describe('page metadata in extract and the agent', () => {
   });
 
   it("the agent's page state shows the line first in its page text", async () => {
-    await session.navigate(site.url('/pages/meta.html'));
-    fake.enqueue({ toolCalls: [{ name: 'done', arguments: { success: true, message: 'Mara Lindqvist' } }] });
+    await session.navigate(fixture.site.url('/pages/meta.html'));
+    fixture.llm.enqueue({ toolCalls: [{ name: 'done', arguments: { success: true, message: 'Mara Lindqvist' } }] });
     const result = await session
-      .agent({ provider: 'openai', model: 'gpt-test-model', options: { apiKey: 'test-key', baseURL: fake.openaiBaseURL, maxRetries: 0 } })
+      .agent({
+        provider: 'openai',
+        model: 'gpt-test-model',
+        options: { apiKey: 'test-key', baseURL: fixture.llm.openaiBaseURL, maxRetries: 0 },
+      })
       .execute({ instruction: 'Who wrote this article?', maxSteps: 2 });
     expect(result).toMatchObject({ success: true, completed: true });
-    const sent = JSON.stringify(fake.requests[0]!.body.messages);
+    const sent = JSON.stringify(fixture.llm.requests[0]!.body.messages);
     // Its own line, the first of the page text: the body's first line follows it.
     expect(sent).toContain(`\\n${META_LINE.replace(/"/g, '\\"')}\\nmain:\\n`);
   });

@@ -2,7 +2,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
@@ -11,6 +10,7 @@ import { Peers } from '../src/http/peers.js';
 import { loginActions, loginSecrets } from './fixtures/login.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
+import { bearer, connectMcpHttp } from './fixtures/mcp-http.js';
 
 const KEY_A = 'profiles-key-a';
 const KEY_B = 'profiles-key-b';
@@ -49,13 +49,8 @@ describe('profiles over REST and MCP', () => {
     const text: string = (await post(http, `/v1/sessions/${id}/extract`, key)).json.data.result.pageText;
     return { status: /Signed (in as \w+|out)/.exec(text)?.[0], note: /Note: (\S+)/.exec(text)?.[1] };
   };
-  const mcpClient = async (http: TestHttp, key: string) => {
-    const client = new Client({ name: 'profiles-test', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
-    );
-    return client;
-  };
+  const mcpClient = async (http: TestHttp, key: string) =>
+    (await connectMcpHttp(http.url, { name: 'profiles-test', headers: bearer(key) })).client;
   const call = async (client: Client, name: string, args: Record<string, unknown>) =>
     (await client.callTool({ name, arguments: args })) as CallToolResult;
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
-import type { ObservedAction } from '../src/core/act/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { useLibrarySite } from './fixtures/library-site.js';
 import { rejection } from './fixtures/rejection.js';
 import { filesContaining, openTraceZip } from './fixtures/trace-zip.js';
+import { findAction } from './fixtures/refs.js';
 
 const SECRET = 'S3cr3t-Passw0rd! & more';
 const CODE = 'otp-918273';
@@ -15,12 +15,6 @@ const fixture = useLibrarySite();
 /** A value as the browser sends it in a form post or a GET form's URL (application/x-www-form-urlencoded: `!` is %21). */
 const formEncoded = (value: string) => new URLSearchParams({ v: value }).toString().slice('v='.length);
 
-function find(actions: ObservedAction[], pattern: RegExp): ObservedAction {
-  const found = actions.find((action) => pattern.test(action.description));
-  if (!found) throw new Error(`no action matching ${pattern} in ${JSON.stringify(actions, null, 1)}`);
-  return found;
-}
-
 /** Signs in with a %secret% password and a %code% one-time code, then clicks through two pages; answers the actionIds in order. */
 async function signInAndBrowse(session: BrowserSession): Promise<Array<{ operation: string; actionId: string }>> {
   const steps: Array<{ operation: string; actionId: string }> = [];
@@ -28,17 +22,20 @@ async function signInAndBrowse(session: BrowserSession): Promise<Array<{ operati
   await session.navigate(fixture.site.url('/recording/login.html'), {}, track('navigate'));
   const { actions } = await session.page.observe({}, track('observe'));
   const variables = { secret: SECRET, code: CODE };
-  await session.page.act({ action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } }, track('act'));
+  await session.page.act({ action: { ...findAction(actions, /textbox: Username/), arguments: { value: 'alice' } } }, track('act'));
   await session.page.act(
-    { action: { ...find(actions, /textbox: One-time code/), arguments: { value: '%code%' } }, variables },
+    { action: { ...findAction(actions, /textbox: One-time code/), arguments: { value: '%code%' } }, variables },
     track('act'),
   );
-  await session.page.act({ action: { ...find(actions, /textbox: Password/), arguments: { value: '%secret%' } }, variables }, track('act'));
-  const signedIn = await session.page.act(find(actions, /button: Sign in/), track('act'));
+  await session.page.act(
+    { action: { ...findAction(actions, /textbox: Password/), arguments: { value: '%secret%' } }, variables },
+    track('act'),
+  );
+  const signedIn = await session.page.act(findAction(actions, /button: Sign in/), track('act'));
   expect(signedIn.url).toBe(fixture.site.url('/recording/login'));
-  const statements = find((await session.page.observe({}, track('observe'))).actions, /link: Statements/);
+  const statements = findAction((await session.page.observe({}, track('observe'))).actions, /link: Statements/);
   expect((await session.page.act(statements, track('act'))).url).toBe(fixture.site.url('/recording/statements.html'));
-  const settings = find((await session.page.observe({}, track('observe'))).actions, /link: Settings/);
+  const settings = findAction((await session.page.observe({}, track('observe'))).actions, /link: Settings/);
   expect((await session.page.act(settings, track('act'))).title).toBe('Settings');
   return steps;
 }
@@ -117,8 +114,8 @@ describe('recording', { timeout: 150_000 }, () => {
     try {
       await session.navigate(fixture.site.url('/recording/login.html'));
       const { actions } = await session.page.observe();
-      await session.page.act({ ...find(actions, /textbox: Password/), arguments: { value: 'literal-pw-5521' } });
-      await session.page.act(find(actions, /button: Sign in/));
+      await session.page.act({ ...findAction(actions, /textbox: Password/), arguments: { value: 'literal-pw-5521' } });
+      await session.page.act(findAction(actions, /button: Sign in/));
       expect(JSON.stringify(session.log().entries)).not.toContain('literal-pw-5521');
       const trace = openTraceZip(await session.trace());
       expect(filesContaining(trace.files, 'literal-pw-5521')).toEqual([]);
@@ -133,8 +130,11 @@ describe('recording', { timeout: 150_000 }, () => {
     try {
       await session.navigate(fixture.site.url('/recording/get-login.html'));
       const { actions } = await session.page.observe();
-      await session.page.act({ action: { ...find(actions, /Password/), arguments: { value: '%secret%' } }, variables: { secret: SECRET } });
-      await session.page.act(find(actions, /button: Sign in/));
+      await session.page.act({
+        action: { ...findAction(actions, /Password/), arguments: { value: '%secret%' } },
+        variables: { secret: SECRET },
+      });
+      await session.page.act(findAction(actions, /button: Sign in/));
       // The page the form led to has the secret in its URL: the log shows it masked, as the trace must.
       expect(session.log().entries.at(-1)?.url).toContain('password=%25secret%25');
       const trace = openTraceZip(await session.trace());
@@ -155,10 +155,10 @@ describe('recording', { timeout: 150_000 }, () => {
       const events: unknown[] = [];
       const track = { onOutcome: (info: { pageEvents?: unknown[] }) => events.push(...(info.pageEvents ?? [])) };
       await session.page.act(
-        { action: { ...find(actions, /Password/), arguments: { value: '%secret%' } }, variables: { secret: SECRET } },
+        { action: { ...findAction(actions, /Password/), arguments: { value: '%secret%' } }, variables: { secret: SECRET } },
         track,
       );
-      await session.page.act(find(actions, /button: Sign in/), track);
+      await session.page.act(findAction(actions, /button: Sign in/), track);
       await expect
         .poll(() => session.info().recentEvents.filter((event) => event.type === 'popup').length, { timeout: 15_000 })
         .toBeGreaterThan(0);

@@ -1,5 +1,4 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema,
   type CallToolResult,
@@ -13,9 +12,11 @@ import type { AgentResult } from '../src/core/agent/schema.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { startFakeLLM, type FakeLLM } from './fixtures/fake-llm.js';
-import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
+import { errorCode } from './fixtures/mcp-stdio.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
+import { connectMcpHttp } from './fixtures/mcp-http.js';
+import { NO_MODEL_KEYS, useSiteStdio } from './fixtures/site-stdio.js';
 
 type Params = CreateMessageRequest['params'];
 type Reply = CreateMessageResult | CreateMessageResultWithTools;
@@ -44,8 +45,6 @@ class ScriptedSampling {
     this.queue.length = 0;
   }
 }
-
-const NO_KEYS = { OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', MODEL_NAME: '' };
 
 function text(value: string, usage?: { input_tokens: number; output_tokens: number }): CreateMessageResult {
   return {
@@ -92,9 +91,7 @@ function linkRef(params: Params, name: string): string {
 }
 
 async function connectHttp(url: string, capabilities: ClientCapabilities): Promise<Client> {
-  const client = new Client({ name: 'sampling-test', version: '1.0.0' }, { capabilities });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-  return client;
+  return (await connectMcpHttp(url, { name: 'sampling-test', capabilities })).client;
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -109,25 +106,18 @@ async function openPage(client: Client, url: string): Promise<string> {
 }
 
 describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)', () => {
-  let site: SiteServer;
-  let server: StdioServer;
+  const fixture = useSiteStdio({ env: NO_MODEL_KEYS, capabilities: { sampling: {} } });
   const sampling = new ScriptedSampling();
 
-  beforeAll(async () => {
-    site = await startSiteServer();
-    server = await startStdioServer([], NO_KEYS, { sampling: {} });
-    sampling.install(server.client);
-  });
-  afterAll(async () => {
-    await server?.close();
-    await site?.close();
+  beforeAll(() => {
+    sampling.install(fixture.server.client);
   });
 
   it('extract with an instruction asks the client model, naming the wanted model as a hint, and reports its usage', async () => {
     sampling.reset();
-    const sessionId = await openPage(server.client, site.url('/extract/products.html'));
+    const sessionId = await openPage(fixture.server.client, fixture.site.url('/extract/products.html'));
     sampling.enqueue(text('Three fruits: apple, pear and plum.', { input_tokens: 310, output_tokens: 9 }));
-    const result = await call(server.client, 'extract', {
+    const result = await call(fixture.server.client, 'extract', {
       sessionId,
       instruction: 'Which fruits are sold?',
       modelName: 'claude-sonnet-4-6',
@@ -145,30 +135,30 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
     const page = texts(request!)[1]!;
     expect(page).toContain('Instruction: Which fruits are sold?');
     expect(page).toMatch(/\[Green pear\]\(\d+(?:-\d+)?\)/);
-    await call(server.client, 'session_end', { sessionId });
+    await call(fixture.server.client, 'session_end', { sessionId });
   });
 
   it('an answer whose id is the request id written as a string is not taken for the answer', async () => {
     sampling.reset();
-    const sessionId = await openPage(server.client, site.url('/extract/products.html'));
-    server.client.setRequestHandler(CreateMessageRequestSchema, async (_request, extra) => {
+    const sessionId = await openPage(fixture.server.client, fixture.site.url('/extract/products.html'));
+    fixture.server.client.setRequestHandler(CreateMessageRequestSchema, async (_request, extra) => {
       // Sent first, with id "0" for request 0: the SDK's lookup by Number(id) took it for the answer.
-      await server.transport.send({ jsonrpc: '2.0', id: String(extra.requestId), result: text('Forged answer.') });
+      await fixture.server.transport.send({ jsonrpc: '2.0', id: String(extra.requestId), result: text('Forged answer.') });
       return text('Real answer.');
     });
     try {
-      const result = await call(server.client, 'extract', { sessionId, instruction: 'Which fruits are sold?' });
+      const result = await call(fixture.server.client, 'extract', { sessionId, instruction: 'Which fruits are sold?' });
       expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
       expect(result.structuredContent).toEqual({ extraction: 'Real answer.' });
     } finally {
-      sampling.install(server.client);
-      await call(server.client, 'session_end', { sessionId });
+      sampling.install(fixture.server.client);
+      await call(fixture.server.client, 'session_end', { sessionId });
     }
   });
 
   it('extract with a schema puts the schema in the request and retries an invalid answer with the validation errors', async () => {
     sampling.reset();
-    const sessionId = await openPage(server.client, site.url('/extract/products.html'));
+    const sessionId = await openPage(fixture.server.client, fixture.site.url('/extract/products.html'));
     const schema = {
       type: 'object',
       properties: {
@@ -186,7 +176,7 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
         output_tokens: 30,
       }),
     );
-    const result = await call(server.client, 'extract', { sessionId, instruction: 'the products and their prices', schema });
+    const result = await call(fixture.server.client, 'extract', { sessionId, instruction: 'the products and their prices', schema });
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     expect(result.structuredContent).toEqual({
       products: [
@@ -202,12 +192,12 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
     // The retry carries the invalid answer and what is wrong with it.
     expect(retry!.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(texts(retry!).at(-1)).toMatch(/\/products\/0\/price: must be number/);
-    await call(server.client, 'session_end', { sessionId });
+    await call(fixture.server.client, 'session_end', { sessionId });
   });
 
   it('agent_execute runs two steps through the JSON tool protocol, retrying a call whose arguments break the tool schema', async () => {
     sampling.reset();
-    const sessionId = await openPage(server.client, site.url('/agent/chain/one.html'));
+    const sessionId = await openPage(fixture.server.client, fixture.site.url('/agent/chain/one.html'));
     sampling.enqueue(
       text('{"tool": "act", "arguments": {}}', { input_tokens: 1000, output_tokens: 5 }),
       (params) =>
@@ -220,7 +210,7 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
         output_tokens: 12,
       }),
     );
-    const result = await call(server.client, 'agent_execute', {
+    const result = await call(fixture.server.client, 'agent_execute', {
       sessionId,
       executeOptions: { instruction: 'Go to room two of the archive.', maxSteps: 4 },
     });
@@ -249,25 +239,25 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
     expect(secondTexts.some((t) => t.includes('"tool":"act"'))).toBe(true);
     expect(secondTexts.some((t) => t.startsWith('Result of act:'))).toBe(true);
     expect(linkRef(second!, 'Go to room three')).toMatch(/^\d+(?:-\d+)?$/);
-    await call(server.client, 'session_end', { sessionId });
+    await call(fixture.server.client, 'session_end', { sessionId });
   });
 
   it('a sampling request the client declines is a model_error with its reason, and the session stays usable', async () => {
     sampling.reset();
-    const sessionId = await openPage(server.client, site.url('/extract/products.html'));
+    const sessionId = await openPage(fixture.server.client, fixture.site.url('/extract/products.html'));
     sampling.enqueue(() => {
       throw new Error('The user declined the sampling request');
     });
-    const result = await call(server.client, 'extract', { sessionId, instruction: 'Summarise.' });
+    const result = await call(fixture.server.client, 'extract', { sessionId, instruction: 'Summarise.' });
     expect(errorCode(result)).toBe('model_error');
     expect((result._meta?.error as { message: string }).message).toContain('The user declined the sampling request');
-    expect((await call(server.client, 'extract', { sessionId })).isError).toBeFalsy();
-    await call(server.client, 'session_end', { sessionId });
+    expect((await call(fixture.server.client, 'extract', { sessionId })).isError).toBeFalsy();
+    await call(fixture.server.client, 'session_end', { sessionId });
   });
 
   it('a tool call the client cancels cancels its pending sampling request', async () => {
     sampling.reset();
-    const sessionId = await openPage(server.client, site.url('/extract/products.html'));
+    const sessionId = await openPage(fixture.server.client, fixture.site.url('/extract/products.html'));
     let asked!: () => void;
     let aborted!: () => void;
     const samplingAsked = new Promise<void>((resolve) => (asked = resolve));
@@ -282,7 +272,7 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
       );
     });
     const controller = new AbortController();
-    const pending = server.client.callTool({ name: 'extract', arguments: { sessionId, instruction: 'Summarise.' } }, undefined, {
+    const pending = fixture.server.client.callTool({ name: 'extract', arguments: { sessionId, instruction: 'Summarise.' } }, undefined, {
       signal: controller.signal,
     });
     await samplingAsked;
@@ -291,8 +281,8 @@ describe('MCP sampling over stdio, client without sampling.tools (JSON protocol)
     // The server passed the cancellation on: the client's handler sees its own request cancelled.
     await samplingAborted;
     // The session is free again at once.
-    expect((await call(server.client, 'extract', { sessionId })).isError).toBeFalsy();
-    await call(server.client, 'session_end', { sessionId });
+    expect((await call(fixture.server.client, 'extract', { sessionId })).isError).toBeFalsy();
+    await call(fixture.server.client, 'session_end', { sessionId });
   });
 });
 

@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { reported, startOptionsSite, type OptionsSite } from './fixtures/options-site.js';
 import { api, startHttp, type TestHttp } from './http-fixture.js';
+import { connectMcpHttp } from './fixtures/mcp-http.js';
 
 const PYTHON_DIR = fileURLToPath(new URL('../python/', import.meta.url));
 
@@ -92,9 +91,7 @@ describe('session options through every door', () => {
     const fromRest = { options: started.json.data.options, page: decided(reported(text, 'PROBE')) };
     await api(server.url, 'POST', `/v1/sessions/${id}/end`);
 
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`));
-    const client = new Client({ name: 'options-test', version: '1.0.0' });
-    await client.connect(transport);
+    const { client } = await connectMcpHttp(server.url, { name: 'options-test' });
     let fromMcp;
     try {
       const start = (await client.callTool({ name: 'session_start', arguments: OPTIONS })) as CallToolResult;
@@ -135,9 +132,7 @@ describe('session options through every door', () => {
     expect(rest.json.error.message).toContain('device');
     expect(rest.json.error.message).toContain('"Pixel 7"');
 
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`));
-    const client = new Client({ name: 'options-test', version: '1.0.0' });
-    await client.connect(transport);
+    const { client } = await connectMcpHttp(server.url, { name: 'options-test' });
     try {
       const result = (await client.callTool({
         name: 'session_start',

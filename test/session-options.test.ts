@@ -1,27 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { errorCode, startStdioServer } from './fixtures/mcp-stdio.js';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
-import { pngSize, reported, startOptionsSite, type OptionsSite } from './fixtures/options-site.js';
+import { useLibrarySite } from './fixtures/library-site.js';
+import { pngSize, reported, startOptionsSite } from './fixtures/options-site.js';
 import { rejection } from './fixtures/rejection.js';
 
 /** session_start options through the library (the core every door calls), on real Chromium. */
 describe('session options', () => {
-  let site: OptionsSite;
-  let lib: BrowserSessions;
-
-  beforeAll(async () => {
-    site = await startOptionsSite();
-    lib = new BrowserSessions({ logger: silentLogger(), sessionIdleTimeoutMs: 60_000 });
-  });
-  afterAll(async () => {
-    await lib?.close();
-    await site?.close();
-  });
+  const fixture = useLibrarySite({ sessionIdleTimeoutMs: 60_000 }, startOptionsSite);
 
   async function probe(session: BrowserSession): Promise<Record<string, unknown>> {
-    await session.page.goto(site.url('/probe'));
+    await session.page.goto(fixture.site.url('/probe'));
     const { pageText } = await session.page.extract();
     const report = reported(pageText, 'PROBE');
     expect(report, pageText).toBeDefined();
@@ -29,7 +20,7 @@ describe('session options', () => {
   }
 
   it('a device gives the page its viewport, scale, touch and user agent, and the screenshot its size', async () => {
-    const session = await lib.startSession({ device: 'Pixel 7' });
+    const session = await fixture.lib.startSession({ device: 'Pixel 7' });
     const report = await probe(session);
     expect(report).toMatchObject({ innerWidth: 412, innerHeight: 839, devicePixelRatio: 2.625, touchEvents: true });
     expect(report.maxTouchPoints).toBeGreaterThan(0);
@@ -42,24 +33,28 @@ describe('session options', () => {
   });
 
   it('a viewport sets innerWidth and the screenshot size; without options the page is 1280x800 desktop', async () => {
-    const sized = await lib.startSession({ viewport: { width: 640, height: 480 } });
+    const sized = await fixture.lib.startSession({ viewport: { width: 640, height: 480 } });
     expect(await probe(sized)).toMatchObject({ innerWidth: 640, innerHeight: 480, devicePixelRatio: 1, touchEvents: false });
     expect(pngSize(await sized.page.screenshot())).toEqual({ width: 640, height: 480 });
     await sized.end();
-    const plain = await lib.startSession();
+    const plain = await fixture.lib.startSession();
     expect(await probe(plain)).toMatchObject({ innerWidth: 1280, innerHeight: 800 });
     expect(plain.info().options).toEqual({});
     await plain.end();
   });
 
   it('a viewport overrides the device viewport and a userAgent its user agent', async () => {
-    const session = await lib.startSession({ device: 'iPhone 15', viewport: { width: 500, height: 700 }, userAgent: 'OptionsTest/1.0' });
+    const session = await fixture.lib.startSession({
+      device: 'iPhone 15',
+      viewport: { width: 500, height: 700 },
+      userAgent: 'OptionsTest/1.0',
+    });
     expect(await probe(session)).toMatchObject({ innerWidth: 500, innerHeight: 700, userAgent: 'OptionsTest/1.0', touchEvents: true });
     await session.end();
   });
 
   it('locale, time zone, color scheme and reduced motion reach the page', async () => {
-    const session = await lib.startSession({
+    const session = await fixture.lib.startSession({
       locale: 'de-DE',
       timezoneId: 'Asia/Tokyo',
       colorScheme: 'dark',
@@ -78,8 +73,8 @@ describe('session options', () => {
   });
 
   it('geolocation is granted and navigator.geolocation reads it', async () => {
-    const session = await lib.startSession({ geolocation: { latitude: 52.52, longitude: 13.405, accuracy: 25 } });
-    await session.page.goto(site.url('/geo'));
+    const session = await fixture.lib.startSession({ geolocation: { latitude: 52.52, longitude: 13.405, accuracy: 25 } });
+    await session.page.goto(fixture.site.url('/geo'));
     await expect
       .poll(async () => reported((await session.page.extract()).pageText, 'GEO'), { timeout: 15_000 })
       .toEqual({ lat: 52.52, lon: 13.405, accuracy: 25 });
@@ -87,9 +82,9 @@ describe('session options', () => {
   });
 
   it('extraHTTPHeaders reach the server; SessionInfo shows their names, not their values', async () => {
-    const session = await lib.startSession({ extraHTTPHeaders: { 'X-Team': 'blue-7', 'Accept-Language': 'fr' } });
-    await session.page.goto(site.url('/probe'));
-    const seen = site.requests.filter((request) => request.path === '/probe').at(-1)!;
+    const session = await fixture.lib.startSession({ extraHTTPHeaders: { 'X-Team': 'blue-7', 'Accept-Language': 'fr' } });
+    await session.page.goto(fixture.site.url('/probe'));
+    const seen = fixture.site.requests.filter((request) => request.path === '/probe').at(-1)!;
     expect(seen.headers['x-team']).toBe('blue-7');
     expect(seen.headers['accept-language']).toBe('fr');
     expect(session.info().options.extraHTTPHeaders).toEqual({ 'X-Team': '***', 'Accept-Language': '***' });
@@ -97,21 +92,21 @@ describe('session options', () => {
   });
 
   it('blocked images are never requested, are counted and reported, and the page text still reads', async () => {
-    const before = site.count('/img/');
-    const open = await lib.startSession();
-    await open.page.goto(site.url('/images'));
-    expect(site.count('/img/') - before).toBe(5);
+    const before = fixture.site.count('/img/');
+    const open = await fixture.lib.startSession();
+    await open.page.goto(fixture.site.url('/images'));
+    expect(fixture.site.count('/img/') - before).toBe(5);
     await open.end();
 
-    const start = site.count('/img/');
-    const session = await lib.startSession({ blockResources: ['image'] });
+    const start = fixture.site.count('/img/');
+    const session = await fixture.lib.startSession({ blockResources: ['image'] });
     const events: unknown[] = [];
-    await session.page.goto(site.url('/images'), {}, { onOutcome: (info) => events.push(...info.pageEvents) });
+    await session.page.goto(fixture.site.url('/images'), {}, { onOutcome: (info) => events.push(...info.pageEvents) });
     const { pageText } = await session.page.extract();
     expect(pageText).toContain('Gallery text stays readable');
     expect(pageText).toContain('The end of the gallery.');
-    expect(site.count('/img/')).toBe(start);
-    expect(site.count('/style.css')).toBeGreaterThan(0);
+    expect(fixture.site.count('/img/')).toBe(start);
+    expect(fixture.site.count('/style.css')).toBeGreaterThan(0);
     await expect.poll(() => session.info().blockedRequests).toBe(5);
     const reportedCount = events
       .filter((event) => (event as { type: string }).type === 'blocked')
@@ -128,28 +123,28 @@ describe('session options', () => {
   });
 
   it('blockUrls globs abort the matching requests only', async () => {
-    const images = site.count('/img/');
-    const styles = site.count('/style.css');
-    const seen = site.requests.length;
-    const session = await lib.startSession({ blockUrls: ['**/*.css', '**/img/3.png'] });
-    await session.page.goto(site.url('/images'));
+    const images = fixture.site.count('/img/');
+    const styles = fixture.site.count('/style.css');
+    const seen = fixture.site.requests.length;
+    const session = await fixture.lib.startSession({ blockUrls: ['**/*.css', '**/img/3.png'] });
+    await session.page.goto(fixture.site.url('/images'));
     await expect.poll(() => session.info().blockedRequests).toBe(2);
-    expect(site.count('/style.css')).toBe(styles);
-    expect(site.count('/img/') - images).toBe(4);
-    expect(site.requests.slice(seen).some((request) => request.path === '/img/3.png')).toBe(false);
+    expect(fixture.site.count('/style.css')).toBe(styles);
+    expect(fixture.site.count('/img/') - images).toBe(4);
+    expect(fixture.site.requests.slice(seen).some((request) => request.path === '/img/3.png')).toBe(false);
     await session.end();
   });
 
   it("a cross-site frame's images are blocked and counted too, and its text still reads", async () => {
-    const start = site.count('/img/f');
-    const session = await lib.startSession({ blockResources: ['image'] });
-    await session.page.goto(site.url('/framed'));
+    const start = fixture.site.count('/img/f');
+    const session = await fixture.lib.startSession({ blockResources: ['image'] });
+    await session.page.goto(fixture.site.url('/framed'));
     await expect
       .poll(async () => ((await session.page.extract({ iframes: true })) as { pageText: string }).pageText)
       .toContain('Inner gallery text');
     await expect.poll(() => session.info().blockedRequests).toBe(3);
-    expect(site.count('/img/f')).toBe(start);
-    expect(site.count('/frame-gallery')).toBeGreaterThan(0);
+    expect(fixture.site.count('/img/f')).toBe(start);
+    expect(fixture.site.count('/frame-gallery')).toBeGreaterThan(0);
     await session.end();
   });
 
@@ -157,21 +152,21 @@ describe('session options', () => {
     const tabs = new BrowserSessions({ logger: silentLogger(), popups: 'tab' });
     try {
       const session = await tabs.startSession({ blockResources: ['image'] });
-      const start = site.count('/img/');
-      await session.page.act({ method: 'newTab', arguments: { url: site.url('/images') } });
+      const start = fixture.site.count('/img/');
+      await session.page.act({ method: 'newTab', arguments: { url: fixture.site.url('/images') } });
       await expect.poll(() => session.info().blockedRequests).toBe(5);
-      expect(site.count('/img/')).toBe(start);
+      expect(fixture.site.count('/img/')).toBe(start);
 
       // The popup's first document may load its images before the session sees the popup (docs/sessions.md).
-      await session.page.goto(site.url('/opener'));
+      await session.page.goto(fixture.site.url('/opener'));
       await expect.poll(() => session.info().tabs.length).toBe(3);
       const popup = session.info().tabs.at(-1)!;
       await session.page.act({ method: 'selectTab', arguments: { tabId: popup.tabId } });
       const before = session.info().blockedRequests!;
-      const images = site.count('/img/');
-      await session.page.goto(site.url('/images?again'));
+      const images = fixture.site.count('/img/');
+      await session.page.goto(fixture.site.url('/images?again'));
       await expect.poll(() => session.info().blockedRequests).toBe(before + 5);
-      expect(site.count('/img/')).toBe(images);
+      expect(fixture.site.count('/img/')).toBe(images);
       await session.end();
     } finally {
       await tabs.close();
@@ -179,18 +174,18 @@ describe('session options', () => {
   });
 
   it('a session blocking resource types keeps the browser cache for the requests it lets through', async () => {
-    const session = await lib.startSession({ blockResources: ['image'] });
-    const styles = site.count('/cached.css');
-    await session.page.goto(site.url('/cached'));
-    await session.page.goto(site.url('/cached?again'));
-    expect(site.count('/cached.css') - styles).toBe(1);
+    const session = await fixture.lib.startSession({ blockResources: ['image'] });
+    const styles = fixture.site.count('/cached.css');
+    await session.page.goto(fixture.site.url('/cached'));
+    await session.page.goto(fixture.site.url('/cached?again'));
+    expect(fixture.site.count('/cached.css') - styles).toBe(1);
     expect(session.info().blockedRequests).toBe(2);
     await session.end();
   });
 
   it('javaScriptEnabled false: the page scripts do not run and the page text still reads', async () => {
-    const session = await lib.startSession({ javaScriptEnabled: false });
-    await session.page.goto(site.url('/probe'));
+    const session = await fixture.lib.startSession({ javaScriptEnabled: false });
+    await session.page.goto(fixture.site.url('/probe'));
     const { pageText } = await session.page.extract();
     expect(pageText).toContain('pending');
     expect(reported(pageText, 'PROBE')).toBeUndefined();
@@ -198,7 +193,7 @@ describe('session options', () => {
   });
 
   it("a session's timeoutMs expires it after that long idle, sooner than the server's", async () => {
-    const session = await lib.startSession({ timeoutMs: 1_000 });
+    const session = await fixture.lib.startSession({ timeoutMs: 1_000 });
     const info = session.info();
     expect(Date.parse(info.expiresAt) - Date.parse(info.lastUsedAt)).toBe(1_000);
     await expect
@@ -230,18 +225,18 @@ describe('session options', () => {
       [{ timeoutMs: 120_000 }, 'timeoutMs'],
       [{ nope: true }, ''],
     ];
-    const open = lib.list().length;
-    const contexts = (await lib.service.browser.get()).contexts().length;
+    const open = fixture.lib.list().length;
+    const contexts = (await fixture.lib.service.browser.get()).contexts().length;
     for (const [options, field] of cases) {
-      const err = await rejection(lib.startSession(options));
+      const err = await rejection(fixture.lib.startSession(options));
       expect(err.code, JSON.stringify(options)).toBe('invalid_argument');
       const paths = (err.details as { issues: Array<{ path: string }> }).issues.map((issue) => issue.path);
       expect(paths, JSON.stringify(options)).toContain(field);
     }
-    const device = await rejection(lib.startSession({ device: 'iPhone15' }));
+    const device = await rejection(fixture.lib.startSession({ device: 'iPhone15' }));
     expect(device.message).toContain('"iPhone 15"');
-    expect(lib.list()).toHaveLength(open);
-    expect((await lib.service.browser.get()).contexts()).toHaveLength(contexts);
+    expect(fixture.lib.list()).toHaveLength(open);
+    expect((await fixture.lib.service.browser.get()).contexts()).toHaveLength(contexts);
   });
 
   it('the operator restricts options: a denied option is option_not_allowed, a misspelt rule fails at start', async () => {

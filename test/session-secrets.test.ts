@@ -1,9 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
-import { api, startHttp, type TestHttp } from './http-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { useSiteHttp } from './fixtures/site-http.js';
+import { api } from './http-fixture.js';
+import { findAction } from './fixtures/refs.js';
 
 const KEY = 'key-secrets-in-answers-0123456789';
 // Every character a browser's form encoding escapes differently from encodeURIComponent, a space and HTML specials.
@@ -20,23 +21,7 @@ const FORMS = [
   SECRET.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&#39;'),
 ];
 
-let site: SiteServer;
-let server: TestHttp;
-
-beforeAll(async () => {
-  site = await startSiteServer();
-  server = await startHttp({ apiKeys: [KEY] });
-});
-afterAll(async () => {
-  await server?.close();
-  await site?.close();
-});
-
-const find = (actions: Array<{ ref?: string; description: string }>, pattern: RegExp) => {
-  const found = actions.find((action) => pattern.test(action.description));
-  if (!found) throw new Error(`no action matching ${pattern} in ${actions.map((action) => action.description).join(' | ')}`);
-  return found;
-};
+const fixture = useSiteHttp({ apiKeys: [KEY] });
 
 function expectNoSecret(where: string, answer: unknown): void {
   const text = JSON.stringify(answer);
@@ -49,28 +34,31 @@ describe(
   () => {
     it('extract, observe, act, and SessionInfo over REST and MCP mask it in every encoding', async () => {
       const call = async (operation: string, body: unknown) => {
-        const res = await api(server.url, 'POST', `/v1/sessions/${id}/${operation}`, { key: KEY, body });
+        const res = await api(fixture.server.url, 'POST', `/v1/sessions/${id}/${operation}`, { key: KEY, body });
         expect(res.status, JSON.stringify(res.json)).toBe(200);
         return res.json.data.result;
       };
-      const started = await api(server.url, 'POST', '/v1/sessions/start', { key: KEY, body: {} });
+      const started = await api(fixture.server.url, 'POST', '/v1/sessions/start', { key: KEY, body: {} });
       const id = started.json.data.id as string;
-      const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      const transport = new StreamableHTTPClientTransport(new URL(`${fixture.server.url}/mcp`), {
         requestInit: { headers: { 'x-svc-api-key': KEY } },
       });
       const client = new Client({ name: 'secrets-test', version: '1.0.0' });
       try {
-        await call('navigate', { url: site.url('/recording/get-login-welcome.html') });
+        await call('navigate', { url: fixture.site.url('/recording/get-login-welcome.html') });
         const { actions } = await call('observe', {});
-        await call('act', { action: { ...find(actions, /textbox: Username/), arguments: { value: 'alice' } } });
-        await call('act', { action: { ...find(actions, /textbox: Password/), arguments: { value: '%pw%' } }, variables: { pw: SECRET } });
+        await call('act', { action: { ...findAction(actions, /textbox: Username/), arguments: { value: 'alice' } } });
+        await call('act', {
+          action: { ...findAction(actions, /textbox: Password/), arguments: { value: '%pw%' } },
+          variables: { pw: SECRET },
+        });
         // A later act without the variable: the session still knows the secret.
-        const signedIn = await call('act', { action: find(actions, /button: Sign in/) });
+        const signedIn = await call('act', { action: findAction(actions, /button: Sign in/) });
         expectNoSecret('act', signedIn);
         expect(signedIn.url).toContain('password=%25pw%25');
 
         // The page adds an iframe whose URL carries the query too.
-        const info = async () => (await api(server.url, 'GET', `/v1/sessions/${id}`, { key: KEY })).json.data;
+        const info = async () => (await api(fixture.server.url, 'GET', `/v1/sessions/${id}`, { key: KEY })).json.data;
         await expect.poll(async () => (await info()).frames.length, { timeout: 15_000 }).toBe(2);
 
         const page = await call('extract', {});
@@ -78,17 +66,20 @@ describe(
         expectNoSecret('extract', page);
         expectNoSecret('extract with iframes', await call('extract', { iframes: true }));
         expectNoSecret('observe', await call('observe', { iframes: true }));
-        expectNoSecret('act on the page', await call('act', { action: find((await call('observe', {})).actions, /link: Sign in again/) }));
+        expectNoSecret(
+          'act on the page',
+          await call('act', { action: findAction((await call('observe', {})).actions, /link: Sign in again/) }),
+        );
 
         const got = await info();
         expect(got.url).toContain('password=%25pw%25');
         expect(got.frames[1].url).toContain('password=%25pw%25');
         expectNoSecret('REST session get', got);
-        expectNoSecret('REST session list', (await api(server.url, 'GET', '/v1/sessions', { key: KEY })).json);
+        expectNoSecret('REST session list', (await api(fixture.server.url, 'GET', '/v1/sessions', { key: KEY })).json);
 
         // A redirect to the page that shows it: navigate's own answer (final URL, redirect chain) masks it too.
         const welcome = got.url.replace('password=%25pw%25', `password=${encodeURIComponent(SECRET)}`);
-        const redirected = await call('navigate', { url: site.url(`/redirect?to=${encodeURIComponent(welcome)}`) });
+        const redirected = await call('navigate', { url: fixture.site.url(`/redirect?to=${encodeURIComponent(welcome)}`) });
         expect(redirected.url).toContain('password=%25pw%25');
         expectNoSecret('navigate after a redirect', redirected);
 
@@ -102,7 +93,7 @@ describe(
         }
       } finally {
         await client.close().catch(() => undefined);
-        await api(server.url, 'POST', `/v1/sessions/${id}/end`, { key: KEY });
+        await api(fixture.server.url, 'POST', `/v1/sessions/${id}/end`, { key: KEY });
       }
     });
   },

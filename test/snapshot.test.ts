@@ -1,14 +1,12 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isServiceError } from '../src/core/errors.js';
-import { silentLogger } from '../src/core/logger.js';
-import { BrowserService } from '../src/core/service.js';
 import type { Session } from '../src/core/sessions.js';
 import { resolveRef, takeSnapshot, type PageSnapshot, type SnapshotOptions } from '../src/core/snapshot/index.js';
 import { ROOT } from './fixtures/mcp-stdio.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useSiteService } from './fixtures/site-service.js';
 
 const GOLDEN_DIR = new URL('./golden/', import.meta.url);
 const GOLDEN_PAGES = [
@@ -32,23 +30,15 @@ const GOLDEN_PAGES = [
 ];
 
 describe('page text (takeSnapshot, resolveRef)', () => {
-  let site: SiteServer;
-  let service: BrowserService;
+  const fixture = useSiteService();
   let id: string;
 
   beforeAll(async () => {
-    site = await startSiteServer();
-    service = new BrowserService({ logger: silentLogger() });
-    id = (await service.startSession('t')).id;
+    id = (await fixture.service.startSession('t')).id;
   });
 
-  afterAll(async () => {
-    await service?.close();
-    await site?.close();
-  });
-
-  const on = async <T>(work: (session: Session) => Promise<T>): Promise<T> => (await service.operate('t', id, work)).result;
-  const open = (path: string) => on((session) => session.page.goto(site.url(path)).then(() => undefined));
+  const on = async <T>(work: (session: Session) => Promise<T>): Promise<T> => (await fixture.service.operate('t', id, work)).result;
+  const open = (path: string) => on((session) => session.page.goto(fixture.site.url(path)).then(() => undefined));
   const read = (options: SnapshotOptions = {}) => on((session) => takeSnapshot(session, options));
   const snap = async (path: string, options: SnapshotOptions = {}) => {
     await open(path);
@@ -102,10 +92,10 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     const snapshot = await read();
     expect(snapshot.text).toContain('[beatles-get-back.html](');
     // A site's root has no path segment: its host stands in.
-    expect(snapshot.text).toContain(`[${new URL(site.url('/')).hostname}](`);
+    expect(snapshot.text).toContain(`[${new URL(fixture.site.url('/')).hostname}](`);
     expect(snapshot.text).not.toContain('campaign');
     const ref = refOf(snapshot, 'beatles-get-back.html');
-    expect(snapshot.refs.get(ref)?.href).toBe(site.url(href));
+    expect(snapshot.refs.get(ref)?.href).toBe(fixture.site.url(href));
   });
 
   it('keeps the lines and indentation of preformatted text, and collapses other whitespace', async () => {
@@ -149,7 +139,7 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     await on(async (session) => (await resolveRef(session, `[${refOf(snapshot, 'textbox: Full name')}]`)).fill('Ada', { timeout: 5_000 }));
     expect(await on((session) => session.page.locator('#status').textContent())).toBe('typed Ada');
     const signIn = snapshot.refs.get(refOf(snapshot, 'Sign in'));
-    expect(signIn).toMatchObject({ role: 'link', name: 'Sign in', href: site.url('/pages/form.html#login'), frameId: '0' });
+    expect(signIn).toMatchObject({ role: 'link', name: 'Sign in', href: fixture.site.url('/pages/form.html#login'), frameId: '0' });
   });
 
   it("keeps the main frame's ref table out of the page's reach: clicks by ref work and the page's world has no trace of it", async () => {
@@ -170,7 +160,7 @@ describe('page text (takeSnapshot, resolveRef)', () => {
     // A fresh process: the ref engines are registered once per process, before its first browser context.
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', 'test/fixtures/first-ref-in-process.ts', site.url('/pages/form.html')],
+      ['--import', 'tsx', 'test/fixtures/first-ref-in-process.ts', fixture.site.url('/pages/form.html')],
       { cwd: ROOT, timeout: 90_000 },
     );
     const outcome = JSON.parse(stdout.trim().split('\n').at(-1)!) as { textboxes: number; typed: number; failures: string[] };
@@ -341,22 +331,22 @@ describe('page text (takeSnapshot, resolveRef)', () => {
   });
 
   it('fails with timeout, not a hang, on a page stuck in a script loop', async () => {
-    const other = (await service.startSession('t')).id;
+    const other = (await fixture.service.startSession('t')).id;
     try {
-      await service.operate('t', other, (session) => session.page.goto(site.url('/pages/loop.html')));
+      await fixture.service.operate('t', other, (session) => session.page.goto(fixture.site.url('/pages/loop.html')));
       // The page starts its loop 300 ms after loading: wait until a trivial script no longer answers within 200 ms.
-      const page = service.sessions.get(other, 't').page;
+      const page = fixture.service.sessions.get(other, 't').page;
       const answers = () => Promise.race([page.evaluate(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 200, false))]);
       await expect.poll(answers, { timeout: 10_000 }).toBe(false);
       const started = Date.now();
       const code = await codeOf(
-        service.operate('t', other, (session) => takeSnapshot(session, { domSettleTimeoutMs: 500, callTimeoutMs: 1_500 })),
+        fixture.service.operate('t', other, (session) => takeSnapshot(session, { domSettleTimeoutMs: 500, callTimeoutMs: 1_500 })),
       );
       expect(code).toBe('timeout');
       // Unbounded, the read would wait for the loop forever; a few bounded calls end well inside this.
       expect(Date.now() - started).toBeLessThan(20_000);
     } finally {
-      await service.endSession('t', other).catch(() => undefined);
+      await fixture.service.endSession('t', other).catch(() => undefined);
     }
   });
 });

@@ -1,27 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
-import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
+import { useSiteHttp } from './fixtures/site-http.js';
 import { mcpDoor, restDoor, type TaskDoor } from './fixtures/task-doors.js';
 import { lastReward, MINIWOB, startEpisode, todoMvc } from './fixtures/task-policies.js';
-import { startHttp, type TestHttp } from './http-fixture.js';
 
 /**
  * Real apps (../shared/apps/todomvc, ../shared/miniwob), done by a scripted client that sees only what the tools
  * answer: refs from the page text, selectors from visible words, points from a screenshot. Over MCP stdio and REST.
  */
 describe('tasks done from what the tools show', () => {
-  let site: SiteServer;
+  const fixture = useSiteHttp();
   let stdio: StdioServer;
-  let http: TestHttp;
 
   beforeAll(async () => {
-    site = await startSiteServer();
-    [stdio, http] = await Promise.all([startStdioServer(), startHttp()]);
+    stdio = await startStdioServer();
   });
   afterAll(async () => {
     await stdio?.close();
-    await http?.close();
-    await site?.close();
   });
 
   const doors: Record<string, () => Promise<TaskDoor>> = {
@@ -30,12 +25,12 @@ describe('tasks done from what the tools show', () => {
       return mcpDoor((name, args) => stdio.call(name, args), (started.structuredContent as { id: string }).id);
     },
     REST: async () => {
-      const res = await fetch(`${http.url}/v1/sessions/start`, {
+      const res = await fetch(`${fixture.server.url}/v1/sessions/start`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: '{}',
       });
-      return restDoor(http.url, ((await res.json()) as { data: { id: string } }).data.id);
+      return restDoor(fixture.server.url, ((await res.json()) as { data: { id: string } }).data.id);
     },
   };
 
@@ -44,7 +39,7 @@ describe('tasks done from what the tools show', () => {
       'TodoMVC (%s): add, complete, rename by double-click on the label, filter, clear completed',
       async (app) => {
         const client = await doors[door]!();
-        const text = await todoMvc(client, site.url(`/shared/apps/todomvc/${app}/index.html`));
+        const text = await todoMvc(client, fixture.site.url(`/shared/apps/todomvc/${app}/index.html`));
         expect(text).toMatch(/checkbox: buy oat milk/);
         expect(text).toMatch(/checkbox: call mom/);
         expect(text).not.toMatch(/walk dog|buy milk$/m);
@@ -57,7 +52,7 @@ describe('tasks done from what the tools show', () => {
       const client = await doors[door]!();
       const rewards: Record<string, number | undefined> = {};
       for (const [task, policy] of Object.entries(MINIWOB)) {
-        const text = await startEpisode(client, site.url(`/shared/miniwob/miniwob/${task}.html`));
+        const text = await startEpisode(client, fixture.site.url(`/shared/miniwob/miniwob/${task}.html`));
         await policy(client, text);
         rewards[task] = lastReward(await client.read());
       }

@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UrlGlob } from '../src/core/session/url-glob.js';
-import { errorCode, startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
-import { startOptionsSite, type OptionsSite } from './fixtures/options-site.js';
+import { errorCode } from './fixtures/mcp-stdio.js';
+import { startOptionsSite } from './fixtures/options-site.js';
+import { useSiteStdio } from './fixtures/site-stdio.js';
 
 /** Playwright's own glob matching (its RegExp), the reference for what each glob means. */
 const { iso } = createRequire(import.meta.url)('playwright-core/lib/coreBundle') as {
@@ -98,35 +99,27 @@ describe('blockUrls globs', () => {
 
 /** In a server process of its own: without a linear matcher the server's event loop stops, and the test must not. */
 describe('a blockUrls glob against long URLs, over stdio', () => {
-  let server: StdioServer;
-  let site: OptionsSite;
-
-  beforeAll(async () => {
-    site = await startOptionsSite();
-    server = await startStdioServer(['--egress-allow', '127.0.0.1']);
-  }, 200_000);
-  afterAll(async () => {
-    await server?.close();
-    await site?.close();
-  });
+  const fixture = useSiteStdio({ flags: ['--egress-allow', '127.0.0.1'] }, startOptionsSite);
 
   it('the worst glob answers at once and still blocks the URLs it matches', async () => {
-    const started = await server.call('session_start', { blockUrls: [WORST] });
+    const started = await fixture.server.call('session_start', { blockUrls: [WORST] });
     expect(started.isError, JSON.stringify(started.content)).toBeFalsy();
     const sessionId = (started.structuredContent as { id: string }).id;
     // Bounded well below the fixture's 170 s: the frozen server answered nothing at all.
     const navigate = (url: string) =>
-      server.client.callTool({ name: 'navigate', arguments: { sessionId, url } }, undefined, { timeout: 90_000 });
-    const passed = await navigate(site.url('/' + 'a'.repeat(2_000)));
+      fixture.server.client.callTool({ name: 'navigate', arguments: { sessionId, url } }, undefined, { timeout: 90_000 });
+    const passed = await navigate(fixture.site.url('/' + 'a'.repeat(2_000)));
     expect(passed.isError, JSON.stringify(passed.content)).toBeFalsy();
     expect(passed.structuredContent).toMatchObject({ data: { result: { status: 404 } } });
-    expect(site.count('/aaaa')).toBe(1);
+    expect(fixture.site.count('/aaaa')).toBe(1);
 
-    const blocked = await navigate(site.url('/' + 'a'.repeat(2_000) + 'b'));
+    const blocked = await navigate(fixture.site.url('/' + 'a'.repeat(2_000) + 'b'));
     expect(errorCode(blocked as never)).toBeDefined();
-    expect(site.count('/aaaa')).toBe(1);
-    const listed = (await server.call('session_list')).structuredContent as { sessions: Array<{ id: string; blockedRequests?: number }> };
+    expect(fixture.site.count('/aaaa')).toBe(1);
+    const listed = (await fixture.server.call('session_list')).structuredContent as {
+      sessions: Array<{ id: string; blockedRequests?: number }>;
+    };
     expect(listed.sessions.find((session) => session.id === sessionId)?.blockedRequests).toBe(1);
-    await server.call('session_end', { sessionId });
+    await fixture.server.call('session_end', { sessionId });
   }, 200_000);
 });
