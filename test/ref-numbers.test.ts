@@ -29,4 +29,17 @@ describe('ref numbers of one document', () => {
     // A gone element that comes back is a new element too: three gone ones share its keys, so a new number.
     expect(numbers.of(3, row('Same'))).toBe(6);
   });
+
+  it('gives up on a key given too often (a feed of "Reply" buttons): its elements always get new numbers', () => {
+    const numbers = new RefNumbers('doc');
+    const reply = ['button\u0000Reply\u0000'];
+    for (let id = 1; id <= 64; id++) numbers.of(id, reply);
+    numbers.left([64]);
+    // Up to the bound the one gone "Reply" is found again...
+    expect(numbers.of(100, reply)).toBe(64);
+    numbers.of(101, reply);
+    numbers.left([100]);
+    // ...past it the key says too little: a new number.
+    expect(numbers.of(102, reply)).toBe(66);
+  });
 });

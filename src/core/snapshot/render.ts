@@ -93,8 +93,8 @@ export class RefNumbers {
   private readonly byElement = new Map<number, number>();
   /** What each number stands for now: its element, and whether that element has left the document. */
   private readonly holders = new Map<number, { elementId: number; gone: boolean }>();
-  /** The numbers each key was given, for finding a replaced element's number. */
-  private readonly byKey = new Map<string, number[]>();
+  /** The numbers each key was given, for finding a replaced element's number; `common` past MAX_NUMBERS_PER_KEY. */
+  private readonly byKey = new Map<string, number[] | 'common'>();
   private next = 1;
 
   constructor(
@@ -125,8 +125,12 @@ export class RefNumbers {
     for (const key of known) if ((n = this.successor(key)) !== undefined) break;
     n ??= this.next++;
     for (const key of known) {
-      const numbers = this.byKey.get(key) ?? [];
-      if (!numbers.includes(n)) this.byKey.set(key, [...numbers, n]);
+      const numbers = this.byKey.get(key);
+      if (numbers === undefined) this.byKey.set(key, [n]);
+      else if (numbers !== 'common' && !numbers.includes(n)) {
+        if (numbers.length < MAX_NUMBERS_PER_KEY) numbers.push(n);
+        else this.byKey.set(key, 'common');
+      }
     }
     this.byElement.set(elementId, n);
     this.holders.set(n, { elementId, gone: false });
@@ -134,10 +138,18 @@ export class RefNumbers {
   }
 
   private successor(key: string): number | undefined {
-    const free = (this.byKey.get(key) ?? []).filter((n) => this.holders.get(n)!.gone);
+    const numbers = this.byKey.get(key);
+    if (numbers === undefined || numbers === 'common') return undefined;
+    const free = numbers.filter((n) => this.holders.get(n)!.gone);
     return free.length === 1 ? free[0] : undefined;
   }
 }
+
+/**
+ * Most numbers one key keeps: a key given more often (a feed's hundredth "Reply") is too common to tell elements
+ * apart by, and a bound keeps each new element's lookup short on a page that changes for hours.
+ */
+const MAX_NUMBERS_PER_KEY = 64;
 
 /**
  * What a ref's element is, for passing its number on when it is replaced: with the words just before it (its row),
