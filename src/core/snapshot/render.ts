@@ -113,18 +113,15 @@ export class RefNumbers {
   }
 
   /**
-   * The element's number. A new element takes the number of the one gone element that had its first key that one
-   * gone element had (keys from the most to the least telling: what it is with the words before it, then what it
-   * is): a list drawn again from scratch keeps its refs, so a ref read before still works and an action's diff shows
-   * only what changed. Where several gone elements share every key, none is guessed at.
+   * The element's number. A new element takes the number of the one gone element that had its key (what it is and
+   * the words before it, refKey): a list drawn again from scratch keeps its refs, so a ref read before still works
+   * and an action's diff shows only what changed. Where several gone elements had the key, none is guessed at.
    */
-  of(elementId: number, keys: Array<string | undefined> = []): number {
+  of(elementId: number, key?: string): number {
     let n = this.byElement.get(elementId);
     if (n !== undefined) return n;
-    const known = keys.filter((key): key is string => key !== undefined);
-    for (const key of known) if ((n = this.successor(key)) !== undefined) break;
-    n ??= this.next++;
-    for (const key of known) {
+    n = (key === undefined ? undefined : this.successor(key)) ?? this.next++;
+    if (key !== undefined) {
       const numbers = this.byKey.get(key);
       if (numbers === undefined) this.byKey.set(key, [n]);
       else if (numbers !== 'common' && !numbers.includes(n)) {
@@ -152,14 +149,16 @@ export class RefNumbers {
 const MAX_NUMBERS_PER_KEY = 64;
 
 /**
- * What a ref's element is, for passing its number on when it is replaced: with the words just before it (its row),
- * then alone; none when it says too little.
+ * What a ref's element is, for passing its number on when it is replaced: its role, name and icon with the words just
+ * before it (its row: each row's "Open" or `⋯` is told apart). Without those words it is matched by what it is alone.
+ * Never by what it is alone when it has words before it: after a table's cell changed, the new "12" of one row would
+ * take the number of another row's "12" that was redrawn too. None when it says too little.
  */
-function refKeys(role: string, name: string, icon: string | undefined, before: string): Array<string | undefined> {
-  if (!name && !icon) return [];
+function refKey(role: string, name: string, icon: string | undefined, before: string): string | undefined {
+  if (!name && !icon) return undefined;
   const what = `${role}\u0000${name}\u0000${icon ?? ''}`;
   const context = before.replace(/\[[\d-]+\] |\]\([\d-]+\)/g, '').slice(-80);
-  return [context ? `${what}\u0000${context}` : undefined, what];
+  return context ? `${what}\u0000${context}` : what;
 }
 
 /**
@@ -315,7 +314,7 @@ export class Renderer {
   private mark(node: PageNode): string {
     if (node.props?.clickable !== true || node.elementId === undefined) return '';
     const name = clean(node.name) || clean(spacedText(node)).slice(0, 80);
-    const ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKeys(node.role, name, undefined, this.before()))}`;
+    const ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKey(node.role, name, undefined, this.before()))}`;
     this.refs.set(ref, { role: node.role, name, elementId: node.elementId });
     return `[${ref}] `;
   }
@@ -343,7 +342,7 @@ export class Renderer {
     const borrowed = node.props?.borrowed === true ? label : '';
     if (borrowed && !(this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
     const icon = stringProp(node, 'icon');
-    const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId, refKeys(r, label, icon, this.before()))}`;
+    const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId, refKey(r, label, icon, this.before()))}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
@@ -480,7 +479,7 @@ export class Renderer {
     // The frame element itself gets a ref too: it can be scrolled to, focused or clicked like any other element.
     let ref = '';
     if (node.elementId !== undefined) {
-      ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKeys('iframe', label, undefined, this.before()))}`;
+      ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKey('iframe', label, undefined, this.before()))}`;
       this.refs.set(ref, { role: 'iframe', name: label, elementId: node.elementId });
     }
     const head = `${indent(depth)}${ref ? `[${ref}] ` : ''}iframe${label ? `: ${label}` : ''}`;

@@ -398,11 +398,11 @@ var walker = (() => {
     }
     return false;
   }
+  var BUTTONS_AND_LINKS = "a[href], button, [role=button], [role=link]";
   var MAX_DELEGATED_ELEMENTS = 1500;
   function delegatesClicks(walk, el) {
     if (!walk.listened.has(el) && !HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return false;
-    if (el.localName === "html" || el.localName === "body" || el.querySelector(CONTROLS) || el.querySelector("[draggable=true]"))
-      return false;
+    if (el.localName === "html" || el.localName === "body" || el.querySelector(\`\${BUTTONS_AND_LINKS}, [draggable=true]\`)) return false;
     if (el.getElementsByTagName("*").length > MAX_DELEGATED_ELEMENTS) return false;
     const rows = /* @__PURE__ */ new Map();
     for (const row of Array.from(el.children)) {

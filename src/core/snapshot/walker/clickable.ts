@@ -34,19 +34,21 @@ export function actsOnClick(walk: Walk, el: Element, tag: string, style: CSSStyl
   return false;
 }
 
+const BUTTONS_AND_LINKS = 'a[href], button, [role=button], [role=link]';
 /** Most elements under a container whose words all become targets; a bigger one keeps one ref for the whole. */
 const MAX_DELEGATED_ELEMENTS = 1_500;
 
 /**
- * Whether an element handles clicks for rows of like cells (a data grid's body with one listener): it holds no
- * control and nothing draggable, and three or more of its children are rows of the same tag and class, each with
+ * Whether an element handles clicks for rows of like cells (a data grid's body with one listener): it holds no button,
+ * link or anything draggable, and three or more of its children are rows of the same tag and class, each with
  * words in two or more cells. The cells' words then get refs of their own instead of one ref holding every row's
  * words. (A list of cards, each a target of its own, has no such rows.)
  */
 export function delegatesClicks(walk: Walk, el: Element): boolean {
   if (!walk.listened.has(el) && !HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return false;
-  if (el.localName === 'html' || el.localName === 'body' || el.querySelector(CONTROLS) || el.querySelector('[draggable=true]'))
-    return false;
+  // Rows with buttons or links of their own have their targets already; a field inside (a cell being edited) does
+  // not end it, so the rows around it keep their refs while a cell is edited.
+  if (el.localName === 'html' || el.localName === 'body' || el.querySelector(`${BUTTONS_AND_LINKS}, [draggable=true]`)) return false;
   if (el.getElementsByTagName('*').length > MAX_DELEGATED_ELEMENTS) return false;
   const rows = new Map<string, number>();
   for (const row of Array.from(el.children)) {
