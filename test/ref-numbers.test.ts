@@ -3,7 +3,7 @@ import { RefNumbers } from '../src/core/snapshot/render.js';
 
 /** How a replaced element's ref passes to what replaces it (the page-side part is in handles.test.ts). */
 describe('ref numbers of one document', () => {
-  const row = (name: string) => `button\u0000Open\u0000\u0000${name}`;
+  const row = (name: string) => () => `button\u0000Open\u0000\u0000${name}`;
 
   it('keeps an element its number, and gives a new element the number of the one gone element with its key', () => {
     const numbers = new RefNumbers('doc');
@@ -32,7 +32,7 @@ describe('ref numbers of one document', () => {
 
   it('gives up on a key given too often (a feed of "Reply" buttons): its elements always get new numbers', () => {
     const numbers = new RefNumbers('doc');
-    const reply = 'button\u0000Reply\u0000';
+    const reply = () => 'button\u0000Reply\u0000';
     for (let id = 1; id <= 64; id++) numbers.of(id, reply);
     numbers.left([64]);
     // Up to the bound the one gone "Reply" is found again...

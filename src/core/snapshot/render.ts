@@ -117,9 +117,11 @@ export class RefNumbers {
    * the words before it, refKey): a list drawn again from scratch keeps its refs, so a ref read before still works
    * and an action's diff shows only what changed. Where several gone elements had the key, none is guessed at.
    */
-  of(elementId: number, key?: string): number {
+  of(elementId: number, keyOf?: () => string | undefined): number {
     let n = this.byElement.get(elementId);
     if (n !== undefined) return n;
+    // Only a new element needs its key: a page read again mostly holds elements numbered before.
+    const key = keyOf?.();
     n = (key === undefined ? undefined : this.successor(key)) ?? this.next++;
     if (key !== undefined) {
       const numbers = this.byKey.get(key);
@@ -269,7 +271,10 @@ export class Renderer {
 
   /** The words just before what is rendered next: its line so far, else the line before. */
   private before(): string {
-    const line = clean(this.line.join(''));
+    // The line's end is enough (refKey keeps 80 characters): joining a long line for every ref on it would not be.
+    let tail = '';
+    for (let i = this.line.length - 1; i >= 0 && tail.length < 200; i--) tail = this.line[i] + tail;
+    const line = clean(tail);
     if (line) return line;
     const last = this.lines[this.lines.length - 1];
     return typeof last === 'string' ? last.trim() : '';
@@ -314,7 +319,7 @@ export class Renderer {
   private mark(node: PageNode): string {
     if (node.props?.clickable !== true || node.elementId === undefined) return '';
     const name = clean(node.name) || clean(spacedText(node)).slice(0, 80);
-    const ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKey(node.role, name, undefined, this.before()))}`;
+    const ref = `${this.refPrefix}${this.numbers.of(node.elementId, () => refKey(node.role, name, undefined, this.before()))}`;
     this.refs.set(ref, { role: node.role, name, elementId: node.elementId });
     return `[${ref}] `;
   }
@@ -342,7 +347,7 @@ export class Renderer {
     const borrowed = node.props?.borrowed === true ? label : '';
     if (borrowed && !(this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
     const icon = stringProp(node, 'icon');
-    const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId, refKey(r, label, icon, this.before()))}`;
+    const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId, () => refKey(r, label, icon, this.before()))}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
@@ -479,7 +484,7 @@ export class Renderer {
     // The frame element itself gets a ref too: it can be scrolled to, focused or clicked like any other element.
     let ref = '';
     if (node.elementId !== undefined) {
-      ref = `${this.refPrefix}${this.numbers.of(node.elementId, refKey('iframe', label, undefined, this.before()))}`;
+      ref = `${this.refPrefix}${this.numbers.of(node.elementId, () => refKey('iframe', label, undefined, this.before()))}`;
       this.refs.set(ref, { role: 'iframe', name: label, elementId: node.elementId });
     }
     const head = `${indent(depth)}${ref ? `[${ref}] ` : ''}iframe${label ? `: ${label}` : ''}`;

@@ -676,6 +676,7 @@ var walker = (() => {
       (kid) => kid.nodeType === Node.ELEMENT_NODE && kid.getClientRects().length > 0
     );
     const short = (item) => {
+      if ((item.textContent ?? "").length > MAX_LINE_ITEM * 8) return false;
       const text = item.innerText ?? "";
       return text.length <= MAX_LINE_ITEM && !text.includes("\\n") && !item.matches(HEADINGS) && !item.querySelector(HEADINGS);
     };
@@ -823,10 +824,11 @@ var walker = (() => {
       p.clickable = true;
       const stateOf = (of) => Array.from(of.classList).find((name) => CLASS_STATE.test(name))?.replace(/^is-/, "").replace(/^sel$/, "selected");
       let stated = stateOf(el);
-      for (const inside of Array.from(el.querySelectorAll("[class]")).slice(0, MAX_STATE_BOXES)) {
-        if (stated) break;
-        const state = (inside.textContent ?? "").trim() ? void 0 : stateOf(inside);
-        if (state) stated = \`\${classWord(inside) || "box"} \${state}\`;
+      const inside = document.createTreeWalker(el, NodeFilter.SHOW_ELEMENT);
+      for (let box = inside.nextNode(), seen = 0; box && !stated && seen < MAX_STATE_BOXES; box = inside.nextNode(), seen++) {
+        if (box.childElementCount > 3 || !box.classList.length || (box.textContent ?? "").trim()) continue;
+        const state = stateOf(box);
+        if (state) stated = \`\${classWord(box) || "box"} \${state}\`;
       }
       if (stated) p.state = stated;
     }

@@ -10,7 +10,7 @@ import type { WalkNode } from './types.js';
 import { flatChildren, rootOf, type Context, type Walk } from './walk.js';
 
 const MATHML = 'http://www.w3.org/1998/Math/MathML';
-/** Most elements inside a clickable one looked at for a drawn box's state class. */
+/** Most elements inside a clickable one looked at (in document order) for a drawn box's state class. */
 const MAX_STATE_BOXES = 30;
 /** Longest text of one item a flex or grid line joins, and most items in such a box. */
 const MAX_LINE_ITEM = 40;
@@ -32,6 +32,8 @@ function visitLines(walk: Walk, el: Element, shadow: ShadowRoot | null, ctx: Con
   );
   // A heading keeps its own line: it says where the page's parts begin.
   const short = (item: HTMLElement) => {
+    // Far too much text at all is no (cheap); innerText, which lays the text out, only after.
+    if ((item.textContent ?? '').length > MAX_LINE_ITEM * 8) return false;
     const text = item.innerText ?? '';
     return text.length <= MAX_LINE_ITEM && !text.includes('\n') && !item.matches(HEADINGS) && !item.querySelector(HEADINGS);
   };
@@ -203,10 +205,17 @@ export function visit(walk: Walk, node: Node, ctx: Context, out: Array<WalkNode 
         ?.replace(/^is-/, '')
         .replace(/^sel$/, 'selected');
     let stated = stateOf(el);
-    for (const inside of Array.from(el.querySelectorAll('[class]')).slice(0, MAX_STATE_BOXES)) {
-      if (stated) break;
-      const state = (inside.textContent ?? '').trim() ? undefined : stateOf(inside);
-      if (state) stated = `${classWord(inside) || 'box'} ${state}`;
+    // The first elements inside only, and only small ones (a box holds an icon at most): the walk stays cheap
+    // inside a clickable card that wraps half the page.
+    const inside = document.createTreeWalker(el, NodeFilter.SHOW_ELEMENT);
+    for (
+      let box = inside.nextNode() as Element | null, seen = 0;
+      box && !stated && seen < MAX_STATE_BOXES;
+      box = inside.nextNode() as Element | null, seen++
+    ) {
+      if (box.childElementCount > 3 || !box.classList.length || (box.textContent ?? '').trim()) continue;
+      const state = stateOf(box);
+      if (state) stated = `${classWord(box) || 'box'} ${state}`;
     }
     if (stated) p.state = stated;
   }
