@@ -672,9 +672,9 @@ var walker = (() => {
   }
   function visitLines(walk, el, shadow, ctx, out) {
     const kids = flatChildren(el, shadow);
-    const items = kids.filter(
-      (kid) => kid.nodeType === Node.ELEMENT_NODE && kid.getClientRects().length > 0
-    );
+    const elements = kids.filter((kid) => kid.nodeType === Node.ELEMENT_NODE);
+    if (elements.length < 3 || elements.length > MAX_LINE_ITEMS) return visitChildren(walk, el, shadow, ctx, out);
+    const items = elements.filter((item) => item.getClientRects().length > 0);
     const short = (item) => {
       if ((item.textContent ?? "").length > MAX_LINE_ITEM * 8) return false;
       const text = item.innerText ?? "";

@@ -27,9 +27,10 @@ function visitChildren(walk: Walk, node: Node, shadow: ShadowRoot | null, ctx: C
  */
 function visitLines(walk: Walk, el: Element, shadow: ShadowRoot | null, ctx: Context, out: Array<WalkNode | string>): void {
   const kids = flatChildren(el, shadow);
-  const items = kids.filter(
-    (kid): kid is HTMLElement => kid.nodeType === Node.ELEMENT_NODE && (kid as Element).getClientRects().length > 0,
-  );
+  const elements = kids.filter((kid): kid is HTMLElement => kid.nodeType === Node.ELEMENT_NODE);
+  // A box of thousands of items (a long list) is not measured item by item.
+  if (elements.length < 3 || elements.length > MAX_LINE_ITEMS) return visitChildren(walk, el, shadow, ctx, out);
+  const items = elements.filter((item) => item.getClientRects().length > 0);
   // A heading keeps its own line: it says where the page's parts begin.
   const short = (item: HTMLElement) => {
     // Far too much text at all is no (cheap); innerText, which lays the text out, only after.
