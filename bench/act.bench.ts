@@ -14,7 +14,7 @@ import { actResultText } from '../src/core/operations/act.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
-import { CORPUS_DIR, startCorpusServer } from './corpus.js';
+import { CORPUS_DIR, corpusHere, startCorpusServer } from './corpus.js';
 import { median, printTable } from './table.js';
 import { actOperation, extractOperation, navigateOperation, observeOperation } from '../src/core/operations/index.js';
 
@@ -154,10 +154,9 @@ export async function run(): Promise<void> {
         page: `pages/${page}`,
         url: site.url(`/pages/${page}`),
       })),
-      ...CORPUS_PAGES.filter((dir) => existsSync(join(CORPUS_DIR, dir, 'index.html'))).map((dir) => ({
-        page: `corpus/${dir}`,
-        url: `${corpus.origin}/${dir}/index.html`,
-      })),
+      ...(corpusHere('act', 'measuring the test pages only') ? CORPUS_PAGES : [])
+        .filter((dir) => existsSync(join(CORPUS_DIR, dir, 'index.html')))
+        .map((dir) => ({ page: `corpus/${dir}`, url: `${corpus.origin}/${dir}/index.html` })),
     ];
     const rows: Array<Array<string | number>> = [];
     for (const task of tasks) rows.push(await measure(service, task));

@@ -1,8 +1,11 @@
-/** The saved real pages (../shared/corpus) the page-text and act benchmarks read, served on loopback. */
+/**
+ * The saved real pages (../shared/corpus) the page-text, act and options benchmarks read, served on loopback. They are
+ * this workplace's own and not distributed (docs/benchmarks.md): without them those benches say so in one line.
+ */
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Beside the repository, or beside a worktree's parent; PAGETEXT_CORPUS overrides. */
@@ -12,6 +15,14 @@ export const CORPUS_DIR =
     .map((path) => fileURLToPath(new URL(path, import.meta.url)))
     .find((path) => existsSync(path)) ??
   fileURLToPath(new URL('../../shared/corpus', import.meta.url));
+
+/** Whether the corpus is here; if not, one line saying so and what the bench does instead (`then`). */
+export function corpusHere(bench: string, then: string): boolean {
+  if (existsSync(CORPUS_DIR)) return true;
+  const where = relative(process.cwd(), CORPUS_DIR) || CORPUS_DIR;
+  console.log(`${bench}: the saved-page corpus is not here (${where}); see docs/benchmarks.md for where to get it; ${then}`);
+  return false;
+}
 
 export function startCorpusServer(): Promise<{ origin: string; close: () => void }> {
   const server = createServer((req, res) => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { BrowserSessions } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
-import { CORPUS_DIR, startCorpusServer } from './corpus.js';
+import { CORPUS_DIR, corpusHere, startCorpusServer } from './corpus.js';
 
 const out = process.argv[2];
 if (!out) throw new Error('usage: npx tsx bench/dump-pagetext.ts OUT_DIR');
@@ -30,7 +30,7 @@ try {
       .filter((file) => file.endsWith('.html'))
       .map((file): [string, string] => [`novel-${file}`, site.url(`/novel/${file}`)]),
     ['handles-index.html', site.url('/handles/index.html')],
-    ...readdirSync(CORPUS_DIR)
+    ...(corpusHere('dump-pagetext', 'writing the test pages only') ? readdirSync(CORPUS_DIR) : [])
       .filter((dir) => existsSync(join(CORPUS_DIR, dir, 'index.html')))
       .map((dir): [string, string] => [`corpus-${dir}`, `${corpus.origin}/${dir}/index.html`]),
   ];

@@ -1,5 +1,5 @@
 /**
- * Session options: the corpus pages (../shared/corpus) loaded by a session with blockResources
+ * Session options: the corpus pages (../shared/corpus; skipped without them) loaded by a session with blockResources
  * ["image", "media", "font"] and by one without, alternately, page by page: load time (navigate until `load`), bytes
  * and requests the server sent. The corpus saved no assets (its pages point at the live web), so this bench serves
  * each page with its absolute asset URLs moved to its own origin and answers them with fixed-size bodies: images
@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
 import { silentLogger } from '../src/core/logger.js';
-import { CORPUS_DIR } from './corpus.js';
+import { CORPUS_DIR, corpusHere } from './corpus.js';
 import { median, printTable } from './table.js';
 
 const KB = 1024;
@@ -108,10 +108,7 @@ async function load(session: BrowserSession, url: string, counter: Counter): Pro
 }
 
 export async function run(): Promise<void> {
-  if (!existsSync(CORPUS_DIR)) {
-    console.log(`\noptions: no corpus at ${CORPUS_DIR} (set PAGETEXT_CORPUS); skipped.`);
-    return;
-  }
+  if (!corpusHere('options', 'skipped')) return;
   const pages = readdirSync(CORPUS_DIR).filter((name) => existsSync(join(CORPUS_DIR, name, 'index.html')));
   for (const latencyMs of [0, ASSET_LATENCY_MS]) await pass(pages, latencyMs);
 }

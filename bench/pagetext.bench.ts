@@ -13,10 +13,9 @@ import { BrowserService } from '../src/core/service.js';
 import type { Session } from '../src/core/sessions.js';
 import { resolveRef, takeSnapshot } from '../src/core/snapshot/index.js';
 import { startSiteServer } from '../test/fixtures/site-server.js';
-import { CORPUS_DIR, startCorpusServer } from './corpus.js';
+import { CORPUS_DIR, corpusHere, startCorpusServer } from './corpus.js';
 import { median, printTable } from './table.js';
 
-// The saved real pages live beside the repository (../shared/corpus) in this workplace and CI.
 const PAGES_DIR = fileURLToPath(new URL('../test/sites/pages/', import.meta.url));
 /** Pages that are not content: fixtures for timeouts and frames' insides. */
 const NOT_BENCHED = new Set(['loop.html', 'frame-child.html', 'big.html']);
@@ -235,7 +234,7 @@ export async function run(): Promise<void> {
     const pages = (PAGES ? readdirSync(PAGES_DIR) : []).filter((file) => file.endsWith('.html') && !NOT_BENCHED.has(file)).sort();
     for (const file of pages) rows.push(await measure(service, id, `test/${file}`, site.url(`/pages/${file}`)));
     const corpusPages =
-      PAGES && existsSync(CORPUS_DIR)
+      PAGES && corpusHere('pagetext', 'measuring the test pages only')
         ? readdirSync(CORPUS_DIR)
             .filter((dir) => existsSync(join(CORPUS_DIR, dir, 'index.html')))
             .sort()

@@ -1,5 +1,6 @@
 /**
- * Tasks side by side: TodoMVC (React, Vue) and 15 MiniWoB++ tasks, each done by a scripted client of this server
+ * Tasks side by side: TodoMVC (React, Vue) and the MiniWoB++ tasks of the tests (the copies in test/sites/apps: nothing
+ * beside the repository is needed), each done by a scripted client of this server
  * (test/fixtures/task-policies.ts over MCP stdio), of Playwright MCP (bench/playwright-policies.ts) and of
  * chrome-devtools-mcp (bench/devtools-policies.ts), each policy seeing only what its own tools answer. Per task:
  * success (read from that tool's own page read), calls, and o200k tokens of the text of every result read.
@@ -42,8 +43,8 @@ interface Contender {
 }
 
 const TASKS: Task[] = [
-  ...['react', 'vue'].map((app) => ({ suite: 'TodoMVC' as const, name: `todomvc-${app}`, path: `/shared/apps/todomvc/${app}/index.html` })),
-  ...Object.keys(MINIWOB).map((name) => ({ suite: 'MiniWoB++' as const, name, path: `/shared/miniwob/miniwob/${name}.html` })),
+  ...['react', 'vue'].map((app) => ({ suite: 'TodoMVC' as const, name: `todomvc-${app}`, path: `/apps/todomvc/${app}/index.html` })),
+  ...Object.keys(MINIWOB).map((name) => ({ suite: 'MiniWoB++' as const, name, path: `/apps/miniwob/miniwob/${name}.html` })),
 ].filter((task) => !ONLY || ONLY.includes(task.name));
 
 const sessions = new WeakMap<McpServer, string>();

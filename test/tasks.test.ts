@@ -5,7 +5,7 @@ import { mcpDoor, restDoor, type TaskDoor } from './fixtures/task-doors.js';
 import { lastReward, MINIWOB, startEpisode, todoMvc } from './fixtures/task-policies.js';
 
 /**
- * Real apps (../shared/apps/todomvc, ../shared/miniwob), done by a scripted client that sees only what the tools
+ * Real apps (test/sites/apps: TodoMVC, MiniWoB++), done by a scripted client that sees only what the tools
  * answer: refs from the page text, selectors from visible words, points from a screenshot. Over MCP stdio and REST.
  */
 describe('tasks done from what the tools show', () => {
@@ -39,7 +39,7 @@ describe('tasks done from what the tools show', () => {
       'TodoMVC (%s): add, complete, rename by double-click on the label, filter, clear completed',
       async (app) => {
         const client = await doors[door]!();
-        const text = await todoMvc(client, fixture.site.url(`/shared/apps/todomvc/${app}/index.html`));
+        const text = await todoMvc(client, fixture.site.url(`/apps/todomvc/${app}/index.html`));
         expect(text).toMatch(/checkbox: buy oat milk/);
         expect(text).toMatch(/checkbox: call mom/);
         expect(text).not.toMatch(/walk dog|buy milk$/m);
@@ -52,7 +52,7 @@ describe('tasks done from what the tools show', () => {
       const client = await doors[door]!();
       const rewards: Record<string, number | undefined> = {};
       for (const [task, policy] of Object.entries(MINIWOB)) {
-        const text = await startEpisode(client, fixture.site.url(`/shared/miniwob/miniwob/${task}.html`));
+        const text = await startEpisode(client, fixture.site.url(`/apps/miniwob/miniwob/${task}.html`));
         await policy(client, text);
         rewards[task] = lastReward(await client.read());
       }

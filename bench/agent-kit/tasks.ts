@@ -12,7 +12,7 @@ export type Suite = 'todomvc' | 'miniwob' | 'sites' | 'novel';
 export interface KitTask {
   name: string;
   suite: Suite;
-  /** Start page on the test site server (test/sites, and ../shared under /shared/). */
+  /** Start page on the test site server (test/sites; TodoMVC and MiniWoB++ under /apps/). */
   path: string;
   instruction: string;
   variables?: Record<string, string>;
@@ -46,7 +46,7 @@ const todoMvcScript: Turn[] = [
 const todoMvc = (app: string): KitTask => ({
   name: `todomvc-${app}`,
   suite: 'todomvc',
-  path: `/shared/apps/todomvc/${app}/index.html`,
+  path: `/apps/todomvc/${app}/index.html`,
   instruction:
     'In this todo list, add three todos: "buy milk", "walk dog" and "call mom". Mark "walk dog" as completed, rename "buy milk" to "buy oat milk", then clear the completed todos.',
   maxSteps: 20,
@@ -178,7 +178,7 @@ export const TASKS: KitTask[] = [
   ...Object.entries(MINIWOB).map(([name, script]): KitTask => ({
     name,
     suite: 'miniwob',
-    path: `/shared/miniwob/miniwob/${name}.html`,
+    path: `/apps/miniwob/miniwob/${name}.html`,
     instruction: MINIWOB_INSTRUCTION,
     maxSteps: 10,
     check: (text) => (lastReward(text) ?? -1) > 0,
