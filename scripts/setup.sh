@@ -4,12 +4,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\n==> %s\n' "$*"; }
+# dist/ is missing or older than a source it is built from.
+dist_stale() {
+  [ ! -f dist/cli.js ] || [ -n "$(find src package.json tsconfig.json tsconfig.build.json -newer dist/cli.js -print -quit)" ]
+}
 
-say "Installing npm dependencies (npm ci)"
-npm ci --no-audit --no-fund --loglevel=error
+# Run again (the README's two set-up lines both start with it), it redoes only what is out of date.
+if [ -f node_modules/.package-lock.json ] &&
+  [ -z "$(find package.json package-lock.json -newer node_modules/.package-lock.json -print -quit)" ]; then
+  say "npm dependencies: node_modules matches package-lock.json"
+else
+  say "Installing npm dependencies (npm ci; its prepare step builds dist/)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
 
-say "Building (tsc)"
-npm run build --silent
+# npm ci's prepare step built dist/ unless scripts are off (ignore-scripts) or src/ changed since.
+if dist_stale; then
+  say "Building (tsc)"
+  npm run build --silent
+fi
 
 # apt-get install as root or with password-less sudo, after an update when the package lists are stale or missing.
 # Fails (1) where there is no apt-get or no way to be root.
@@ -30,8 +43,8 @@ say "Looking for a browser"
 install_browser() {
   echo "No Chromium or Chrome found; installing one."
   if ! apt_install chromium chromium-headless-shell; then
-    say "npx playwright-core install chromium (Playwright's own download, with its headless shell)"
-    npx --no-install playwright-core install chromium
+    say "node dist/cli.js install-browser (Playwright's own download, with its headless shell)"
+    node dist/cli.js install-browser
   fi
 }
 if ! node dist/cli.js --check-browser >/dev/null 2>&1; then

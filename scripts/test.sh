@@ -17,6 +17,12 @@ FULL_BROWSER_FILES=(
   test/webrtc.test.ts
 )
 
+# Tests spawn dist/cli.js and pack the project: dist/ must be built from today's src/.
+if [ ! -f dist/cli.js ] || [ -n "$(find src package.json tsconfig.json tsconfig.build.json -newer dist/cli.js -print -quit)" ]; then
+  printf '\n==> Building dist/ (src/ changed since the last build)\n'
+  npm run build --silent
+fi
+
 # What `--check-browser` prints for the browser the server would launch: "<source> <path> (Chromium <version>)".
 check_browser() { npx --no-install tsx src/cli.ts --check-browser; }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { findBrowserExecutable, HOW_TO_GET_A_BROWSER, type BrowserDiscovery } from './core/browser.js';
+import { describeSource, findBrowserExecutable, noBrowserFound, type BrowserDiscovery } from './core/browser.js';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { DEFAULTS, type ProfilesConfig } from './core/config.js';
@@ -72,7 +72,7 @@ const program = new Command()
       .choices(['stdio', 'http'])
       .default('stdio'),
   )
-  .option('--port <n>', 'HTTP port (0 picks a free one)', positiveInt, 8931)
+  .addOption(new Option('--port <n>', 'HTTP port (0 picks a free one)').env('PORT').argParser(positiveInt).default(8931))
   .option('--host <host>', 'HTTP bind address', '127.0.0.1')
   .option('--api-key <key>', 'API key accepted over HTTP (repeatable; or SVC_API_KEYS=a,b)', collect, [])
   // Keys from the environment add to those of --api-key (an env() option alone would be replaced by them).
@@ -220,17 +220,22 @@ interface CliOptions {
   profileKeyFile?: string;
 }
 
-async function main(): Promise<void> {
-  const opts = program.parse().opts<CliOptions>();
+program
+  .command('install-browser')
+  .description("download Playwright's Chromium (and its headless shell) for this version, into Playwright's browser cache")
+  .option('--with-deps', "also install the system libraries Chromium needs (Linux, as root: Playwright's --with-deps)", false)
+  .action(async (options: { withDeps: boolean }) => {
+    const { installBrowser } = await import('./install-browser.js');
+    process.exit(await installBrowser(options));
+  });
+
+program.action(async () => main(program.opts<CliOptions>()));
+
+async function main(opts: CliOptions): Promise<void> {
   const logger = createLogger(opts.logLevel);
 
-  // Fail at start, not at the first session, when no browser can be had.
   const remote = opts.cdpEndpoint.length + opts.playwrightEndpoint.length > 0;
   const found = remote ? undefined : findBrowserExecutable(opts.executablePath, process.env, !opts.headed);
-  if (!remote && !found) {
-    process.stderr.write(`browser-session-mcp: ${HOW_TO_GET_A_BROWSER}\n`);
-    process.exit(1);
-  }
   if (opts.checkBrowser) {
     const hosts = [
       ...opts.playwrightEndpoint.map((url) => `playwright ${publicEndpoint(url)}`),
@@ -240,8 +245,11 @@ async function main(): Promise<void> {
       process.stdout.write(`${hosts.join('\n')}\n`);
       process.exit(0);
     }
-    await checkLocalBrowser(found!, opts);
+    if (!found) fail(noBrowserFound());
+    await checkLocalBrowser(found, opts);
   }
+  // Without a browser the server still starts: session_start answers how to get one, and works once there is one.
+  if (!remote && !found) process.stderr.write(`browser-session-mcp: ${noBrowserFound()}\n`);
 
   if ((opts.peer.length || opts.peersFromDns) && !opts.instanceId) fail('--peer and --peers-from-dns need --instance-id.');
   if (opts.instanceId && opts.transport !== 'http') fail('--instance-id works with --transport http only.');
@@ -375,13 +383,7 @@ async function checkLocalBrowser(found: BrowserDiscovery, opts: CliOptions): Pro
     process.stdout.write(`${found.source} ${found.path} (Chromium ${version})\n`);
     process.exit(0);
   } catch (err) {
-    const from = {
-      option: '--executable-path',
-      env: 'BROWSER_EXECUTABLE_PATH',
-      playwright: "Playwright's download",
-      system: 'found on this system',
-    }[found.source];
-    fail(`the browser ${found.path} (${from}) does not start: ${firstLine((err as Error).cause ?? err)}`);
+    fail(`the browser ${found.path} (${describeSource(found.source)}) does not start: ${firstLine((err as Error).cause ?? err)}`);
   }
 }
 
@@ -403,4 +405,4 @@ async function peerTable(opts: CliOptions, logger: ReturnType<typeof createLogge
   }
 }
 
-void main();
+void program.parseAsync();

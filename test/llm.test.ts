@@ -3,7 +3,7 @@ import { ServiceError } from '../src/core/errors.js';
 import { createRequire } from 'node:module';
 import { imageSize } from '../src/core/act/index.js';
 import { LOW_DETAIL_SIDE } from '../src/core/llm/images.js';
-import { createLLMClient, resolveModel } from '../src/core/llm/index.js';
+import { createLLMClient, MissingKeyError, resolveModel } from '../src/core/llm/index.js';
 import { plainMessages, toolMessages } from '../src/mcp/sampling-messages.js';
 import { toStrictSchema } from '../src/core/llm/strict-schema.js';
 import type { ChatMessage } from '../src/core/llm/types.js';
@@ -99,6 +99,14 @@ describe('resolveModel', () => {
       baseURL: fake.openaiBaseURL,
       clientOptions: { timeout: 5000, maxRetries: 0 },
     });
+  });
+
+  it('a placeholder key (an example pasted as is, an unfilled desktop-bundle field) is no key: the client model can be asked', () => {
+    for (const key of ['sk-...', 'sk-ant-...', '${user_config.openai_api_key}', '<your key>', 'YOUR_API_KEY', '  ']) {
+      expect(() => resolveModel('gpt-4o', undefined, { env: { OPENAI_API_KEY: key } }), key).toThrow(MissingKeyError);
+    }
+    expect(resolveModel(undefined, undefined, { env: { OPENAI_API_KEY: 'sk-...', ANTHROPIC_API_KEY: 'k' } }).provider).toBe('anthropic');
+    expect(resolveModel('gpt-4o', undefined, { env: { OPENAI_API_KEY: 'sk-proj-abc123' } }).apiKey).toBe('sk-proj-abc123');
   });
 
   it('fails with model_not_configured naming the variable when no key is set', () => {

@@ -1,7 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { posix, win32 } from 'node:path';
 
 /**
  * Flags without which Chromium stalls on a closed network or in a container; and one that keeps the renderer from
@@ -24,108 +23,209 @@ export const DEFAULT_CHROMIUM_ARGS = [
   '--enable-automation',
 ];
 
-export const HOW_TO_GET_A_BROWSER = [
-  'No Chromium or Chrome was found. Install one of:',
-  '  Debian/Ubuntu:  sudo apt-get install -y chromium',
-  '  any system:     npx playwright-core install chromium',
-  'or point to an existing one with --executable-path /path/to/chrome (or BROWSER_EXECUTABLE_PATH),',
-  'or use browsers elsewhere with --cdp-endpoint http://127.0.0.1:9222 or --playwright-endpoint ws://host:3000/ (docs/hosts.md).',
-].join('\n');
-
-const SYSTEM_BROWSERS = [
-  '/usr/bin/chromium',
-  '/usr/bin/chromium-browser',
-  '/snap/bin/chromium',
-  '/usr/bin/google-chrome',
-  '/usr/bin/google-chrome-stable',
-  '/opt/google/chrome/chrome',
-  '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
-  '/Applications/Chromium.app/Contents/MacOS/Chromium',
-  'C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe',
-];
-
-const PATH_NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable', 'chrome'];
-
 /**
- * Chromium's headless shell (Debian's chromium-headless-shell; the binary, not its /usr/bin wrapper, which would sit
- * between the server and the browser process). It is what Playwright itself runs headless: on this project's 2-core
- * machine a browser launch with four contexts took half the CPU of the full browser in headless mode (6.4+3.5 s
- * against 12.8+7.2 s user+system for five launches).
+ * Where a browser was found, in the order they are tried: the `--executable-path` option, `BROWSER_EXECUTABLE_PATH`,
+ * Playwright's browser cache, Chrome, Chromium or Edge installed at their usual paths, Debian/Ubuntu's packages, PATH.
  */
-const SYSTEM_HEADLESS_SHELLS = ['/usr/lib/chromium/chromium-headless-shell', '/usr/bin/chromium-headless-shell'];
+export type BrowserSource = 'option' | 'env' | 'playwright' | 'installed' | 'package' | 'path';
 
 export interface BrowserDiscovery {
   path: string;
-  source: 'option' | 'env' | 'playwright' | 'system';
+  source: BrowserSource;
+}
+
+/** What discovery reads of the machine; the real one by default, another in tests of other platforms. */
+export interface Machine {
+  platform: NodeJS.Platform;
+  home: string;
+  env: Record<string, string | undefined>;
+  exists(path: string): boolean;
+  /** Entries of a folder; [] when it cannot be read. */
+  list(dir: string): string[];
+}
+
+export function thisMachine(env: Record<string, string | undefined> = process.env): Machine {
+  return {
+    platform: process.platform,
+    home: homedir(),
+    env,
+    exists: existsSync,
+    list: (dir) => {
+      try {
+        return readdirSync(dir);
+      } catch {
+        return [];
+      }
+    },
+  };
 }
 
 /**
- * Finds a Chromium in this order: explicit option, BROWSER_EXECUTABLE_PATH; for a headless browser a headless shell
- * (Playwright's download, then the system's); then Playwright's Chromium download, the system's Chromium or Chrome.
+ * Finds a Chromium in this order (docs/install.md): the explicit option, BROWSER_EXECUTABLE_PATH; Playwright's browser
+ * cache; Google Chrome, Chromium or Microsoft Edge at their usual install paths; Debian/Ubuntu's chromium packages; a
+ * chromium or chrome on PATH. Within a place, a headless browser prefers Chromium's headless shell (about half the CPU
+ * of the full browser per launch and per context on a 2-core machine); a headed one never takes it.
  */
 export function findBrowserExecutable(
   explicit: string | undefined,
   env: Record<string, string | undefined> = process.env,
   headless = true,
+  machine: Machine = thisMachine(env),
 ): BrowserDiscovery | undefined {
   if (explicit) return { path: explicit, source: 'option' };
-  const fromEnv = env.BROWSER_EXECUTABLE_PATH;
-  if (fromEnv) return { path: fromEnv, source: 'env' };
-  if (headless) {
-    const shell = findPlaywrightBuild(env, HEADLESS_SHELL_BUILDS);
-    if (shell) return { path: shell, source: 'playwright' };
-    for (const candidate of SYSTEM_HEADLESS_SHELLS) if (existsSync(candidate)) return { path: candidate, source: 'system' };
-  }
-  const playwright = findPlaywrightChromium(env);
-  if (playwright) return { path: playwright, source: 'playwright' };
-  for (const candidate of SYSTEM_BROWSERS) if (existsSync(candidate)) return { path: candidate, source: 'system' };
-  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    for (const name of PATH_NAMES) {
-      const candidate = join(dir, name);
-      if (existsSync(candidate)) return { path: candidate, source: 'system' };
-    }
-  }
+  if (env.BROWSER_EXECUTABLE_PATH) return { path: env.BROWSER_EXECUTABLE_PATH, source: 'env' };
+  for (const candidate of candidates(machine, headless)) if (machine.exists(candidate.path)) return candidate;
   return undefined;
 }
 
-function findPlaywrightChromium(env: Record<string, string | undefined>): string | undefined {
-  try {
-    const expected = chromium.executablePath();
-    if (expected && existsSync(expected)) return expected;
-  } catch {
-    // playwright-core throws when it has no registry entry for this platform
+function* candidates(machine: Machine, headless: boolean): Generator<BrowserDiscovery> {
+  const path = machine.platform === 'win32' ? win32 : posix;
+  const root = playwrightCache(machine);
+  if (headless) yield* playwrightBuilds(machine, root, HEADLESS_SHELL_BUILD);
+  yield* playwrightBuilds(machine, root, CHROMIUM_BUILD);
+  for (const candidate of installedBrowsers(machine)) yield { path: candidate, source: 'installed' };
+  if (machine.platform === 'linux') {
+    for (const candidate of [...(headless ? DEBIAN_HEADLESS_SHELLS : []), ...DEBIAN_BROWSERS]) yield { path: candidate, source: 'package' };
   }
-  return findPlaywrightBuild(env, CHROMIUM_BUILDS);
+  const names = machine.platform === 'win32' ? PATH_NAMES.map((name) => `${name}.exe`) : PATH_NAMES;
+  const separator = machine.platform === 'win32' ? ';' : ':';
+  for (const dir of (machine.env.PATH ?? machine.env.Path ?? '').split(separator).filter(Boolean)) {
+    for (const name of names) yield { path: path.join(dir, name), source: 'path' };
+  }
+}
+
+/** Playwright's browser cache: PLAYWRIGHT_BROWSERS_PATH, else its per-platform default (what `playwright install` fills). */
+export function playwrightCache(machine: Machine): string {
+  const { env, home, platform } = machine;
+  if (env.PLAYWRIGHT_BROWSERS_PATH && env.PLAYWRIGHT_BROWSERS_PATH !== '0') return env.PLAYWRIGHT_BROWSERS_PATH;
+  if (platform === 'win32') return win32.join(env.LOCALAPPDATA ?? win32.join(home, 'AppData', 'Local'), 'ms-playwright');
+  if (platform === 'darwin') return posix.join(home, 'Library', 'Caches', 'ms-playwright');
+  return posix.join(env.XDG_CACHE_HOME || posix.join(home, '.cache'), 'ms-playwright');
 }
 
 interface PlaywrightBuild {
   prefix: string;
-  binaries: string[];
+  /** The executable inside a build's folder, by platform, for the layouts Playwright has used. */
+  binaries: Partial<Record<NodeJS.Platform, string[]>>;
 }
 
-const CHROMIUM_BUILDS: PlaywrightBuild[] = [{ prefix: 'chromium-', binaries: ['chrome-linux/chrome', 'chrome-linux64/chrome'] }];
-const HEADLESS_SHELL_BUILDS: PlaywrightBuild[] = [
-  {
-    prefix: 'chromium_headless_shell-',
-    binaries: ['chrome-linux/headless_shell', 'chrome-headless-shell-linux64/chrome-headless-shell'],
+const HEADLESS_SHELL_BUILD: PlaywrightBuild = {
+  prefix: 'chromium_headless_shell-',
+  binaries: {
+    linux: ['chrome-headless-shell-linux64/chrome-headless-shell', 'chrome-linux/headless_shell'],
+    darwin: [
+      'chrome-headless-shell-mac-arm64/chrome-headless-shell',
+      'chrome-headless-shell-mac-x64/chrome-headless-shell',
+      'chrome-mac/headless_shell',
+    ],
+    win32: ['chrome-headless-shell-win64/chrome-headless-shell.exe', 'chrome-win/headless_shell.exe'],
   },
-];
+};
 
-/** The newest of Playwright's downloaded builds of these kinds (~/.cache/ms-playwright or PLAYWRIGHT_BROWSERS_PATH). */
-function findPlaywrightBuild(env: Record<string, string | undefined>, kinds: PlaywrightBuild[]): string | undefined {
-  const root = env.PLAYWRIGHT_BROWSERS_PATH || join(homedir(), '.cache', 'ms-playwright');
-  if (!existsSync(root)) return undefined;
-  for (const kind of kinds) {
-    const builds = readdirSync(root)
-      .filter((name) => name.startsWith(kind.prefix))
-      .sort()
-      .reverse();
-    for (const build of builds) {
-      for (const rel of kind.binaries) {
-        const candidate = join(root, build, rel);
-        if (existsSync(candidate)) return candidate;
-      }
-    }
+const CHROMIUM_BUILD: PlaywrightBuild = {
+  prefix: 'chromium-',
+  binaries: {
+    linux: ['chrome-linux64/chrome', 'chrome-linux/chrome'],
+    darwin: [
+      'chrome-mac-arm64/Google Chrome for Testing.app/Contents/MacOS/Google Chrome for Testing',
+      'chrome-mac-x64/Google Chrome for Testing.app/Contents/MacOS/Google Chrome for Testing',
+      'chrome-mac/Chromium.app/Contents/MacOS/Chromium',
+    ],
+    win32: ['chrome-win64/chrome.exe', 'chrome-win/chrome.exe'],
+  },
+};
+
+/** The builds of one kind in Playwright's cache, newest revision first. */
+function* playwrightBuilds(machine: Machine, root: string, build: PlaywrightBuild): Generator<BrowserDiscovery> {
+  const path = machine.platform === 'win32' ? win32 : posix;
+  const revisions = machine
+    .list(root)
+    .filter((name) => name.startsWith(build.prefix) && /^\d+$/.test(name.slice(build.prefix.length)))
+    .sort((a, b) => Number(b.slice(build.prefix.length)) - Number(a.slice(build.prefix.length)));
+  for (const revision of revisions) {
+    for (const rel of build.binaries[machine.platform] ?? [])
+      yield { path: path.join(root, revision, ...rel.split('/')), source: 'playwright' };
   }
-  return undefined;
+}
+
+/** Google Chrome, Chromium and Microsoft Edge where their own installers put them. */
+function installedBrowsers({ platform, env, home }: Machine): string[] {
+  if (platform === 'darwin') {
+    const apps = [
+      'Google Chrome.app/Contents/MacOS/Google Chrome',
+      'Chromium.app/Contents/MacOS/Chromium',
+      'Microsoft Edge.app/Contents/MacOS/Microsoft Edge',
+    ];
+    return ['/Applications', posix.join(home, 'Applications')].flatMap((dir) => apps.map((app) => posix.join(dir, app)));
+  }
+  if (platform === 'win32') {
+    const bases = [env.LOCALAPPDATA, env.PROGRAMFILES ?? 'C:\\Program Files', env['PROGRAMFILES(X86)'] ?? 'C:\\Program Files (x86)'];
+    const apps = [
+      'Google\\Chrome\\Application\\chrome.exe',
+      'Chromium\\Application\\chrome.exe',
+      'Microsoft\\Edge\\Application\\msedge.exe',
+    ];
+    return bases.filter((base): base is string => !!base).flatMap((base) => apps.map((app) => win32.join(base, app)));
+  }
+  return [
+    '/opt/google/chrome/chrome',
+    '/usr/bin/google-chrome-stable',
+    '/usr/bin/google-chrome',
+    '/opt/chromium.org/chromium/chromium',
+    '/opt/microsoft/msedge/msedge',
+    '/usr/bin/microsoft-edge-stable',
+    '/usr/bin/microsoft-edge',
+  ];
+}
+
+/**
+ * Debian's chromium-headless-shell (the binary, not its /usr/bin wrapper, which would sit between the server and the
+ * browser process), then Debian's and Ubuntu's chromium.
+ */
+const DEBIAN_HEADLESS_SHELLS = ['/usr/lib/chromium/chromium-headless-shell', '/usr/bin/chromium-headless-shell'];
+const DEBIAN_BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium'];
+
+const PATH_NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable', 'chrome', 'msedge', 'microsoft-edge'];
+
+/** The one command that gets this version's own browser: Playwright's Chromium build, for the playwright-core we run. */
+export const INSTALL_BROWSER_COMMAND = 'npx -y browser-session-mcp install-browser';
+
+/** How a browser was found, in words, for messages: `/usr/bin/chromium (Debian/Ubuntu package)`. */
+export function describeSource(source: BrowserSource): string {
+  return {
+    option: '--executable-path',
+    env: 'BROWSER_EXECUTABLE_PATH',
+    playwright: "Playwright's browser cache",
+    installed: 'installed browser',
+    package: 'Debian/Ubuntu package',
+    path: 'found on PATH',
+  }[source];
+}
+
+/** Why there is no browser: where discovery looked, then how to get one. */
+export function noBrowserFound(machine: Machine = thisMachine()): string {
+  return [
+    "No Chromium, Chrome or Edge was found. Looked for --executable-path and BROWSER_EXECUTABLE_PATH, Playwright's",
+    `browsers in ${playwrightCache(machine)}, Chrome, Chromium and Edge at their usual paths${machine.platform === 'linux' ? ", Debian/Ubuntu's chromium packages" : ''} and PATH.`,
+    howToGetABrowser(machine),
+  ].join('\n');
+}
+
+/** Exact commands that get a browser on this platform, and the other ways to give the server one. */
+export function howToGetABrowser(machine: Machine = thisMachine()): string {
+  const system =
+    machine.platform === 'linux'
+      ? ['  Debian:         sudo apt-get install -y chromium chromium-headless-shell', '  Ubuntu:         sudo snap install chromium']
+      : machine.platform === 'darwin'
+        ? ['  Google Chrome:  brew install --cask google-chrome']
+        : ['  Google Chrome:  winget install Google.Chrome'];
+  return [
+    'Get one with any of:',
+    `  ${INSTALL_BROWSER_COMMAND}   (Playwright's Chromium for this version; from a clone: node dist/cli.js install-browser)`,
+    ...system,
+    '  or Google Chrome from https://www.google.com/chrome/',
+    'then start the session again (no restart needed). Or give a browser with --executable-path /path/to/chrome (or',
+    'BROWSER_EXECUTABLE_PATH), or use browsers elsewhere with --cdp-endpoint http://127.0.0.1:9222 or',
+    '--playwright-endpoint ws://host:3000/ (docs/hosts.md).',
+  ].join('\n');
 }

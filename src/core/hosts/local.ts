@@ -1,6 +1,6 @@
 import { chromium, type Browser } from 'playwright-core';
 import type { Logger } from 'pino';
-import { DEFAULT_CHROMIUM_ARGS, findBrowserExecutable, HOW_TO_GET_A_BROWSER } from '../browser.js';
+import { DEFAULT_CHROMIUM_ARGS, describeSource, findBrowserExecutable, howToGetABrowser, noBrowserFound, thisMachine } from '../browser.js';
 import { ServiceError } from '../errors.js';
 import { firstLine } from './host.js';
 
@@ -14,8 +14,9 @@ export interface LocalLaunchOptions {
 
 /** Launches the Chromium beside this process, with the flags it needs on a closed network. */
 export async function launchLocal(options: LocalLaunchOptions): Promise<Browser> {
-  const found = findBrowserExecutable(options.executablePath, options.env, options.headless);
-  if (!found) throw new ServiceError('browser_unavailable', HOW_TO_GET_A_BROWSER);
+  const machine = thisMachine(options.env);
+  const found = findBrowserExecutable(options.executablePath, options.env, options.headless, machine);
+  if (!found) throw new ServiceError('browser_unavailable', noBrowserFound(machine));
   options.logger.info({ executablePath: found.path, source: found.source }, 'launching Chromium');
   try {
     return await chromium.launch({
@@ -31,7 +32,7 @@ export async function launchLocal(options: LocalLaunchOptions): Promise<Browser>
   } catch (err) {
     throw new ServiceError(
       'browser_unavailable',
-      `Could not launch Chromium at ${found.path}: ${firstLine(err)}\n${HOW_TO_GET_A_BROWSER}`,
+      `Could not launch the browser at ${found.path} (${describeSource(found.source)}): ${firstLine(err)}\n${howToGetABrowser(machine)}`,
       { cause: err },
     );
   }

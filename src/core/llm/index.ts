@@ -57,7 +57,9 @@ export function resolveModel(
   if (name) {
     ({ provider, model } = parseModelName(name, defaults.provider, baseURL !== undefined));
   } else {
-    provider = defaults.provider ?? (apiKey || !defaults.env.ANTHROPIC_API_KEY || defaults.env.OPENAI_API_KEY ? 'openai' : 'anthropic');
+    provider =
+      defaults.provider ??
+      (apiKey || !configuredKey(defaults.env.ANTHROPIC_API_KEY) || configuredKey(defaults.env.OPENAI_API_KEY) ? 'openai' : 'anthropic');
     model = DEFAULT_MODELS[provider];
   }
 
@@ -65,7 +67,7 @@ export function resolveModel(
   const envBaseURL = nonEmpty(defaults.env[vars.baseURL]);
   // The configured key only goes to the configured endpoint: a caller-chosen baseURL must bring its own key.
   const keyMayLeave = baseURL !== undefined && baseURL !== envBaseURL;
-  const key = apiKey ?? (keyMayLeave ? undefined : nonEmpty(defaults.env[vars.key]));
+  const key = apiKey ?? (keyMayLeave ? undefined : configuredKey(defaults.env[vars.key]));
   if (!key) {
     if (keyMayLeave && provider === 'openai') {
       // OpenAI-compatible local servers (Ollama, vLLM, LM Studio) usually need no key, but the SDK insists on one.
@@ -201,4 +203,14 @@ function describe(value: unknown): string {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value ? value : undefined;
+}
+
+/**
+ * A key from the environment, or undefined when it is empty or a placeholder no provider issues: an example's `sk-...`
+ * pasted as is, or a desktop bundle's `${user_config.openai_api_key}` left unfilled. Counted as a key, either would
+ * turn off the fallback to the client's own model (sampling) and fail every model call.
+ */
+export function configuredKey(value: string | undefined): string | undefined {
+  const key = value?.trim();
+  return key && !/\.\.\.|\$\{|^<.*>$|^your[-_ ]/i.test(key) ? key : undefined;
 }
