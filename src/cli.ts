@@ -97,7 +97,7 @@ const program = new Command()
     launchOptionsJson,
   )
   .option('--sessions-per-host <n>', 'most sessions on one browser host (default: no per-host limit)', atLeastOne)
-  .option('--headed', 'show the browser window', false)
+  .option('--headed', 'show the browser window (or BROWSER_HEADED=true)', false)
   .option('--browser-arg <flag>', 'extra Chromium flag (repeatable)', collect, [])
   .option('--max-sessions <n>', 'most sessions open at once', positiveInt, DEFAULTS.maxSessions)
   .option('--max-sessions-per-key <n>', 'most sessions one API key may hold at once (default: --max-sessions)', positiveInt)
@@ -124,7 +124,9 @@ const program = new Command()
     new Option(
       '--egress-policy <policy>',
       'public: the browser and the server connect to public addresses only; all: anywhere (default: public over HTTP with API keys or off loopback, else all)',
-    ).choices(['public', 'all']),
+    )
+      .choices(['public', 'all'])
+      .env('SVC_EGRESS_POLICY'),
   )
   .option('--egress-allow <target>', 'HOST[:PORT], IP[:PORT] or CIDR opened despite --egress-policy public (repeatable)', collect, [])
   .option(
@@ -231,8 +233,13 @@ program
 
 program.action(async () => main(program.opts<CliOptions>()));
 
+// An empty variable is an unset one: a desktop bundle fills the fields a person left empty with "".
+for (const option of program.options) if (option.envVar && process.env[option.envVar] === '') delete process.env[option.envVar];
+
 async function main(opts: CliOptions): Promise<void> {
   const logger = createLogger(opts.logLevel);
+  // Not commander's env(): a boolean flag would be turned on by any value, "false" included.
+  opts.headed ||= /^(1|true|yes)$/i.test(process.env.BROWSER_HEADED ?? '');
 
   const remote = opts.cdpEndpoint.length + opts.playwrightEndpoint.length > 0;
   const found = remote ? undefined : findBrowserExecutable(opts.executablePath, process.env, !opts.headed);
