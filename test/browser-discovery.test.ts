@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -150,9 +151,14 @@ describe('finding a browser', () => {
 
   it("install-browser runs Playwright's installer, and where its download host cannot be reached fails naming the other ways", async () => {
     const cache = mkdtempSync(join(tmpdir(), 'bsm-install-'));
+    // A download host on loopback that drops every connection, as a host the network does not reach fails the download.
+    const host = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
     try {
-      // Port 9 (discard) on loopback: nothing listens, the connection is refused at once, as an unreachable host is.
-      const result = await run(['install-browser'], { PLAYWRIGHT_DOWNLOAD_HOST: 'http://127.0.0.1:9', PLAYWRIGHT_BROWSERS_PATH: cache });
+      const result = await run(['install-browser'], {
+        PLAYWRIGHT_DOWNLOAD_HOST: `http://127.0.0.1:${(host.address() as AddressInfo).port}`,
+        PLAYWRIGHT_BROWSERS_PATH: cache,
+      });
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
       expect(result.stderr).toContain(`Installing Playwright's Chromium into ${cache}`);
@@ -161,6 +167,7 @@ describe('finding a browser', () => {
         expect(result.stderr).toContain(way);
       expect(readdirSync(cache).filter((name) => name.startsWith('chromium'))).toEqual([]);
     } finally {
+      host.close();
       rmSync(cache, { recursive: true, force: true });
     }
   }, 150_000);
