@@ -131,9 +131,28 @@ function describeRef(session: Session, ref: string): string {
 /** Most words of an element's name an action's message repeats. */
 const MESSAGE_NAME_WORDS = 5;
 
-/** The mouse at the step's point, bounded by its timeout: a page stuck in a script never answers an input event. */
+/**
+ * The mouse at the step's point, bounded by its timeout (plus a press-and-hold's delay): a page stuck in a script never
+ * answers an input event.
+ */
 function withMouse(s: Step, use: (mouse: Page['mouse'], at: Point) => Promise<void>): Promise<void> {
-  return bounded(use(s.page.mouse, s.point ?? { x: 0, y: 0 }), s.timeout, `${s.target}: the mouse`);
+  return bounded(use(s.page.mouse, s.point ?? { x: 0, y: 0 }), s.timeout + holdMs(s), `${s.target}: the mouse`);
+}
+
+/** How long a click holds the button down (`delay`), ms. */
+function holdMs(s: Step): number {
+  return (s.args.delay as number | undefined) ?? 0;
+}
+
+/** `Clicked`, `Right-clicked`, `Double-clicked`, ...: which button the click used, said as a person would. */
+function clickVerb(s: Step, verb: string): string {
+  const button = s.args.button as string | undefined;
+  return button && button !== 'left' ? `${button[0]!.toUpperCase()}${button.slice(1)}-${verb.toLowerCase()}` : verb;
+}
+
+/** ` (held 3000 ms)` after a press and hold. */
+function held(s: Step): string {
+  return holdMs(s) ? `, holding the button ${holdMs(s)} ms` : '';
 }
 
 /** action.x and action.y as a point; one without the other is `invalid_argument`. */
@@ -161,25 +180,30 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   click: async (s) => {
     const focusedBefore = await focusedValue(s);
     if (s.point) await withMouse(s, (mouse, at) => mouse.click(at.x, at.y, s.args));
-    else await (await s.element()).click({ timeout: s.timeout, ...(s.args as object) });
+    else await (await s.element()).click({ ...(s.args as object), timeout: s.timeout + holdMs(s) });
     await loaded(s.page);
     const focusedAfter = await focusedValue(s);
     // A pick from a suggestion list fills the field that has focus: the result says what it holds now.
     const filled = focusedAfter && focusedAfter !== focusedBefore ? ` The focused field now holds ${str(masked(s, focusedAfter))}.` : '';
-    return `Clicked ${s.target}.${filled}`;
+    return `${clickVerb(s, 'Clicked')} ${s.target}${held(s)}.${filled}`;
   },
   dblclick: async (s) => {
     if (s.point) await withMouse(s, (mouse, at) => mouse.dblclick(at.x, at.y, s.args));
-    else await (await s.element()).dblclick({ timeout: s.timeout, ...(s.args as object) });
+    else await (await s.element()).dblclick({ ...(s.args as object), timeout: s.timeout + 2 * holdMs(s) });
     await loaded(s.page);
-    return `Double-clicked ${s.target}.`;
+    return `${clickVerb(s, 'Double-clicked')} ${s.target}${held(s)}.`;
   },
   fill: async (s) => {
     const element = await s.element();
     const password = await isPassword(s, element);
     await maskIfPassword(s, password, s.args.value as string);
     await element.fill(s.args.value as string, { timeout: s.timeout });
-    return `Filled ${s.target} with ${str(s.shown.value)}.${await heldValue(s, element, s.args.value as string, password)}`;
+    // What the field holds is read before Enter: a form that submits (or a list that takes the entry) clears it.
+    const holds = await heldValue(s, element, s.args.value as string, password);
+    if (!s.args.submit) return `Filled ${s.target} with ${str(s.shown.value)}.${holds}`;
+    await element.press('Enter', { timeout: s.timeout });
+    await loaded(s.page);
+    return `Filled ${s.target} with ${str(s.shown.value)} and pressed Enter.${holds}`;
   },
   type: async (s) => {
     const element = await s.element();
@@ -189,10 +213,17 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   },
   press: async (s) => {
     const key = s.args.key as string;
-    if (s.onElement) await (await s.element()).press(key, { timeout: s.timeout });
-    else await s.page.keyboard.press(key);
+    const times = (s.args.times as number | undefined) ?? 1;
+    const element = s.onElement ? await s.element() : undefined;
+    for (let i = 0; i < times; i++) {
+      if (element) await element.press(key, { timeout: s.timeout });
+      else await bounded(s.page.keyboard.press(key), s.timeout, `pressing ${key}`);
+    }
     await loaded(s.page);
-    return `Pressed ${key} on ${s.onElement ? s.target : 'the focused element'}.`;
+    const on = element ? s.target : 'the focused element';
+    if (times === 1) return `Pressed ${key} on ${on}.`;
+    // A slider or a number field moved key by key: the result says where it ended.
+    return `Pressed ${key} ${times} times on ${on}.${await valueAfter(s, element)}`;
   },
   selectOption: async (s) => {
     const element = await s.element();
@@ -326,6 +357,23 @@ async function heldValue(s: Step, element: Locator, asked: string, password: boo
   const held = await element.inputValue({ timeout: Math.min(s.timeout, 2_000) }).catch(() => undefined);
   if (held === undefined || held === asked) return '';
   return ` It now holds ${str(masked(s, held))}.`;
+}
+
+/**
+ * ` It now holds "55".`: the value of the element (or the focused one) after repeated keys: a field's value, a
+ * slider's aria-valuetext or aria-valuenow. Nothing for a password field or an element without a value.
+ */
+async function valueAfter(s: Step, element: Locator | undefined): Promise<string> {
+  const read = (el: Element | null): string | null => {
+    if (!el || (el instanceof HTMLInputElement && el.type === 'password')) return null;
+    if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) return el.value;
+    return el.getAttribute('aria-valuetext') ?? el.getAttribute('aria-valuenow');
+  };
+  const target = element ?? s.page.locator(':focus').first();
+  const value = await bounded(target.evaluate(read, undefined, { timeout: FOCUS_READ_MS }), FOCUS_READ_MS, 'reading the value').catch(
+    () => null,
+  );
+  return value === null ? '' : ` It now holds ${str(masked(s, value))}.`;
 }
 
 /** The value of the text field that has focus ('' when none has, or it is a password field), read by Playwright. */

@@ -48,8 +48,21 @@ export const POINT_METHODS: ReadonlySet<ActMethod> = new Set(['click', 'dblclick
 export const PAGE_METHODS: ReadonlySet<ActMethod> = new Set(['back', 'forward', 'reload', 'wait', 'newTab', 'selectTab', 'closeTab']);
 
 const Modifier = z.enum(['Alt', 'Control', 'ControlOrMeta', 'Meta', 'Shift']);
+/** Longest press and hold of a click (`delay`), and most presses of one key (`times`) in one action. */
+export const MAX_HOLD_MS = 10_000;
+export const MAX_PRESS_TIMES = 100;
 const ClickArguments = z
-  .object({ button: z.enum(['left', 'right', 'middle']).optional(), modifiers: z.array(Modifier).max(4).optional() })
+  .object({
+    button: z.enum(['left', 'right', 'middle']).optional().describe('"right" opens a context menu.'),
+    modifiers: z.array(Modifier).max(4).optional(),
+    delay: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_HOLD_MS)
+      .optional()
+      .describe(`Hold the button this long, ms (press and hold; at most ${MAX_HOLD_MS}).`),
+  })
   .strict();
 const Empty = z.object({}).strict();
 
@@ -72,9 +85,16 @@ export const UploadFile = z
 export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
   click: ClickArguments,
   dblclick: ClickArguments,
-  fill: z.object({ value: z.string().describe('Replaces the field text.') }).strict(),
+  fill: z
+    .object({ value: z.string().describe('Replaces the field text.'), submit: z.boolean().optional().describe('Press Enter after.') })
+    .strict(),
   type: z.object({ text: z.string().describe('Typed key by key at the end of the field (autocompletes, key handlers).') }).strict(),
-  press: z.object({ key: z.string().min(1).describe('A key or chord: "Enter", "Escape", "Control+A".') }).strict(),
+  press: z
+    .object({
+      key: z.string().min(1).describe('A key or chord: "Enter", "Escape", "Control+A".'),
+      times: z.number().int().min(1).max(MAX_PRESS_TIMES).optional().describe(`Press it this many times (at most ${MAX_PRESS_TIMES}).`),
+    })
+    .strict(),
   selectOption: z.object({ values: z.array(z.string()).min(1).describe('Option values or labels; several for a multi-select.') }).strict(),
   check: Empty,
   uncheck: Empty,
@@ -117,11 +137,11 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
 
 /** Each method's arguments as the MCP tool's description shows them in brief (the schema has the whole). */
 export const METHOD_ARGUMENT_HINTS: Record<ActMethod, string> = {
-  click: '',
+  click: '{button?, delay?}',
   dblclick: '',
-  fill: '{value}',
+  fill: '{value, submit?}',
   type: '{text}',
-  press: '{key}',
+  press: '{key, times?}',
   selectOption: '{values}',
   check: '',
   uncheck: '',
@@ -145,11 +165,11 @@ export function methodList(): string {
 
 /** What each method does, in one line a model reads (the agent's tool descriptions). */
 export const METHOD_DESCRIPTIONS: Record<ActMethod, string> = {
-  click: 'Click (link, button, checkbox, ...).',
+  click: 'Click (link, button, checkbox, ...); button "right" for a context menu, delay ms to press and hold.',
   dblclick: 'Double-click (opens many list items for editing).',
-  fill: "Replace a field's text; %name% stands for a variable you were given.",
+  fill: "Replace a field's text (submit: then press Enter); %name% stands for a variable you were given.",
   type: 'Type key by key at the end of a field (autocompletes); fill otherwise.',
-  press: 'Press a key or chord ("Enter", "Control+A") on the target, or on the focused element.',
+  press: 'Press a key or chord ("Enter", "Control+A") on the target, or on the focused element; times: repeat it.',
   selectOption: 'Choose <select> options by value or label.',
   check: 'Check a checkbox or radio.',
   uncheck: 'Uncheck a checkbox.',

@@ -36,7 +36,8 @@ export const actOperation = defineSessionOperation({
   description:
     'Do one thing on the page: action {ref | selector | x, y, method, arguments} (no model), or instruction ' +
     '("click sign in", a model picks it). ref: from the page text; selector: Playwright\'s ("text=Edit", "css=#go"); ' +
-    `x, y: viewport px (click, dblclick, hover, dragTo). Methods: ${methodList()}. %name% in arguments is filled from variables, never shown. ` +
+    `x, y: viewport px (click, dblclick, hover, dragTo). Methods: ${methodList()}. Right-click: click {button: "right"}; ` +
+    'press and hold: click {delay: ms}. %name% in arguments is filled from variables, never shown. ' +
     'Returns the page change once it settles (+ added / - removed lines, or the new page).',
   summary:
     'One action on the page, {action: {ref | selector | x, y, method, arguments}} or {instruction}, and what it changed. ' +

@@ -21,7 +21,7 @@ const OWN_WORLD = 'bsm_pagetext';
 /** Deepest element read as structure: real pages nest a few dozen levels; the walk is recursive (docs/pagetext.md). */
 const MAX_DEPTH = 256;
 /** Listener types that make an element something a person acts on (a drop target too: dragTo needs its ref). */
-const ACTING_LISTENERS = new Set(['click', 'dblclick', 'mousedown', 'pointerdown', 'keydown', 'drop']);
+const ACTING_LISTENERS = new Set(['click', 'dblclick', 'contextmenu', 'mousedown', 'pointerdown', 'keydown', 'drop']);
 /** Most elements with such listeners handed to the reader (each is one CDP call). */
 const MAX_LISTENED = 500;
 
@@ -193,7 +193,7 @@ async function walk(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, handed:
 }
 
 /**
- * The frame's elements with a click, dblclick, mousedown, pointerdown, keydown or drop listener (added by addEventListener, a
+ * The frame's elements with a click, dblclick, contextmenu, mousedown, pointerdown, keydown or drop listener (added by addEventListener, a
  * handler property or attribute), as objects of the reader's world. One DOMDebugger call lists every listener of the
  * document, invisible to the page (no script of ours in its world); a handler the page delegates to its root (React,
  * Vue) is on the root, so it marks nothing: those elements are reached by selector or coordinates. Released with

@@ -377,7 +377,7 @@ var walker = (() => {
   }
 
   // src/core/snapshot/walker/clickable.ts
-  var HANDLER_ATTRIBUTES = ["onclick", "ondblclick", "onmousedown", "onpointerdown"];
+  var HANDLER_ATTRIBUTES = ["onclick", "ondblclick", "oncontextmenu", "onmousedown", "onpointerdown"];
   var CONTROLS = 'a[href], button, input, select, textarea, [contenteditable=""], [contenteditable=true], [role=button], [role=link], [role=textbox]';
   var CLASS_STATE = /^(?:is-)?(?:on|off|active|checked|selected|sel|current|open|enabled|expanded|collapsed)$/;
   var GLYPH = /^(?:⋯|⋮|…|\\.\\.\\.|×|✕|✖|✗|☰|≡)$/;

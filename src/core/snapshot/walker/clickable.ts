@@ -1,6 +1,6 @@
 import type { Context, Walk } from './walk.js';
 
-const HANDLER_ATTRIBUTES = ['onclick', 'ondblclick', 'onmousedown', 'onpointerdown'];
+const HANDLER_ATTRIBUTES = ['onclick', 'ondblclick', 'oncontextmenu', 'onmousedown', 'onpointerdown'];
 export const CONTROLS =
   'a[href], button, input, select, textarea, [contenteditable=""], [contenteditable=true], [role=button], [role=link], [role=textbox]';
 export const CLASS_STATE = /^(?:is-)?(?:on|off|active|checked|selected|sel|current|open|enabled|expanded|collapsed)$/;

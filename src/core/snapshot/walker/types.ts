@@ -37,7 +37,7 @@ export interface WalkOptions {
   /** Roles a user acts on (the renderer's): their elements get ids for refs. */
   interactiveRoles: string[];
   /** How many of the objects handed in after the options are closed shadow roots; the rest are elements with a
-   * click, dblclick, mousedown, pointerdown, keydown or drop listener (found by the server over CDP). */
+   * click, dblclick, contextmenu, mousedown, pointerdown, keydown or drop listener (found by the server over CDP). */
   closedRoots: number;
 }
 

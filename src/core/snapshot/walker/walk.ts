@@ -8,7 +8,7 @@ export interface Walk {
   state: State;
   /** Closed shadow roots handed in by the server, by their host. */
   closed: Map<Element, ShadowRoot>;
-  /** Elements with a click, dblclick, mousedown, pointerdown, keydown or drop listener (found by the server over CDP). */
+  /** Elements with a click, dblclick, contextmenu, mousedown, pointerdown, keydown or drop listener (found by the server over CDP). */
   listened: Set<Element>;
   /** Roles a user acts on (the renderer's): their elements get ids for refs. */
   interactive: Set<string>;

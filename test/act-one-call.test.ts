@@ -1,0 +1,112 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ActResult } from '../src/core/act/index.js';
+import { startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
+import { useSiteHttp } from './fixtures/site-http.js';
+import { api } from './http-fixture.js';
+
+/** One act call, over a door, answering the structured result (MCP structuredContent, REST data.result) or the error. */
+type Act = (body: Record<string, unknown>) => Promise<{ result?: ActResult; error?: { code: string; message: string } }>;
+type Door = { navigate(url: string): Promise<string>; act: Act };
+
+/**
+ * What a person does in one go, in one act call: press and hold, right-click, fill and submit, a key pressed several
+ * times. The page (test/sites/act/one-call.html) only rewards the real gesture: a hold under 1 s, a left click on the
+ * card or a fill without Enter change nothing.
+ */
+describe('act: one call for one gesture', () => {
+  const fixture = useSiteHttp();
+  let stdio: StdioServer;
+
+  beforeAll(async () => {
+    stdio = await startStdioServer();
+    return () => stdio.close();
+  }, 180_000);
+
+  const doors: Record<string, () => Promise<Door>> = {
+    MCP: async () => {
+      const sessionId = ((await stdio.call('session_start', {})).structuredContent as { id: string }).id;
+      return {
+        navigate: async (url) => ((await stdio.call('navigate', { sessionId, url })).content[0] as { text: string }).text,
+        act: async (body) => {
+          const result = await stdio.call('act', { sessionId, ...body });
+          return result.isError
+            ? { error: result._meta?.error as { code: string; message: string } }
+            : { result: result.structuredContent as ActResult };
+        },
+      };
+    },
+    REST: async () => {
+      const id = (await api(fixture.server.url, 'POST', '/v1/sessions/start', { body: {} })).json.data.id as string;
+      const post = (path: string, body: unknown) => api(fixture.server.url, 'POST', `/v1/sessions/${id}${path}`, { body });
+      return {
+        navigate: async (url) => {
+          await post('/navigate', { url });
+          return (await post('/extract', {})).json.data.result.pageText as string;
+        },
+        act: async (body) => {
+          const res = await post('/act', body);
+          return res.json.success ? { result: res.json.data.result } : { error: res.json.error };
+        },
+      };
+    },
+  };
+
+  /** The ref of the first line matching `pattern` in a page text. */
+  const refOf = (text: string, pattern: RegExp): string => {
+    const line = text.split('\n').find((candidate) => pattern.test(candidate));
+    const ref = line && /\[(\d+)\]/.exec(line)?.[1];
+    if (!ref) throw new Error(`no ref for ${pattern} in:\n${text}`);
+    return ref;
+  };
+
+  describe.each(Object.keys(doors))('over %s', (name) => {
+    let door: Door;
+    let page: string;
+    beforeAll(async () => {
+      door = await doors[name]!();
+      page = await door.navigate(fixture.site.url('/act/one-call.html'));
+    });
+
+    it('click {delay} presses and holds: a 1.2 s hold is rewarded where a click is not, and the result says so', async () => {
+      const hold = refOf(page, /button: Hold to confirm/);
+      const quick = await door.act({ action: { ref: hold, method: 'click' } });
+      expect(quick.result!.diff!.added).toContain('Released too soon');
+      const held = await door.act({ action: { ref: hold, method: 'click', arguments: { delay: 1200 } } });
+      expect(held.result!.message).toMatch(/^Clicked \[\d+\] button "Hold to confirm", holding the button 1200 ms\./);
+      expect(held.result!.diff!.added).toContain('Held long enough');
+    });
+
+    it('click {delay} at a point holds too, and a hold past the bound is refused naming it', async () => {
+      const tooLong = await door.act({ action: { x: 10, y: 10, method: 'click', arguments: { delay: 60_000 } } });
+      expect(tooLong.error).toMatchObject({ code: 'invalid_argument' });
+      expect(tooLong.error!.message).toMatch(/delay/);
+    });
+
+    it('a card with only a contextmenu listener has a ref of its own, and click {button: "right"} opens its menu, said as a right-click', async () => {
+      const card = refOf(page, /Quarterly report/);
+      expect(page.split('\n').find((line) => line.includes('Quarterly report'))).not.toMatch(/Hold to confirm|New todo/);
+      const opened = await door.act({ action: { ref: card, method: 'click', arguments: { button: 'right' } } });
+      expect(opened.result!.message).toMatch(/^Right-clicked \[\d+\] "Quarterly report/);
+      expect(opened.result!.diff!.added).toContain('Menu open for Quarterly report');
+      expect(opened.result!.diff!.added.join('\n')).toMatch(/menuitem: Rename/);
+    });
+
+    it('fill {submit: true} fills and presses Enter: the entry is added in one call', async () => {
+      const field = refOf(page, /textbox: New todo/);
+      const added = await door.act({ action: { ref: field, method: 'fill', arguments: { value: 'buy oat milk', submit: true } } });
+      expect(added.result!.message).toBe(`Filled [${field}] textbox "New todo" with "buy oat milk" and pressed Enter.`);
+      expect(added.result!.diff!.added).toContain('- buy oat milk');
+    });
+
+    it('press {times} presses a key N times and says where a range or a drawn slider ended', async () => {
+      const volume = refOf(page, /slider: Volume/);
+      const moved = await door.act({ action: { ref: volume, method: 'press', arguments: { key: 'ArrowRight', times: 7 } } });
+      expect(moved.result!.message).toBe(`Pressed ArrowRight 7 times on [${volume}] slider "Volume". It now holds "57".`);
+      const brightness = refOf(page, /slider: Brightness/);
+      const drawn = await door.act({ action: { ref: brightness, method: 'press', arguments: { key: 'ArrowRight', times: 3 } } });
+      expect(drawn.result!.message).toMatch(/It now holds "5"\.$/);
+      const tooMany = await door.act({ action: { ref: volume, method: 'press', arguments: { key: 'ArrowLeft', times: 1000 } } });
+      expect(tooMany.error).toMatchObject({ code: 'invalid_argument' });
+    });
+  });
+});
