@@ -10,6 +10,7 @@ import { launchLocal } from './core/hosts/local.js';
 import { checkEndpoint, publicEndpoint, type RemoteLaunchOptions } from './core/hosts/remote.js';
 import { LIVE_DEFAULTS } from './core/live/index.js';
 import { createLogger, silentLogger } from './core/logger.js';
+import { checkOperationsDenied } from './core/operations/index.js';
 import { BrowserService } from './core/service.js';
 import { MCP_SESSION_DEFAULTS } from './http/mcp-limits.js';
 import { serveStdio } from './mcp/stdio.js';
@@ -141,6 +142,7 @@ const program = new Command()
     'comma-separated session_start options callers may not use, e.g. proxy,javaScriptEnabled',
     list,
   )
+  .option('--operations-denied <names>', 'comma-separated operations turned off on every door, e.g. evaluate,agent_execute', list)
   .addOption(
     new Option('--popups <policy>', 'popups and target=_blank: close (closed and reported) or tab (kept as tabs)')
       .choices(['close', 'tab'])
@@ -206,6 +208,7 @@ interface CliOptions {
   popups: 'close' | 'tab';
   sessionOptionsAllowed?: string[];
   sessionOptionsDenied?: string[];
+  operationsDenied?: string[];
   model?: string;
   logLevel: string;
   checkBrowser: boolean;
@@ -328,6 +331,7 @@ async function main(opts: CliOptions): Promise<void> {
 }
 
 function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>): BrowserService {
+  checkOperationsDenied(opts.operationsDenied);
   return new BrowserService({
     instanceId: opts.instanceId,
     executablePath: opts.executablePath,
@@ -350,6 +354,7 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
       opts.sessionOptionsAllowed || opts.sessionOptionsDenied
         ? { allowed: opts.sessionOptionsAllowed, denied: opts.sessionOptionsDenied }
         : undefined,
+    operationsDenied: opts.operationsDenied,
     model: opts.model,
     liveView: { secret: opts.liveViewSecret, publicUrl: opts.liveViewPublicUrl, askHumanTimeoutMs: opts.askHumanTimeout },
     profiles: profilesConfig(opts),

@@ -98,6 +98,52 @@ describe('act: one call for one gesture', () => {
       expect(added.result!.diff!.added).toContain('- buy oat milk');
     });
 
+    it('actions runs several in order in one call: one diff from before the first to after the last, a line each', async () => {
+      const plus = refOf(page, /button: Add one/);
+      const twenty = Array.from({ length: 20 }, () => ({ ref: plus, method: 'click' }));
+      const done = await door.act({ actions: twenty });
+      expect(done.result).toMatchObject({ success: true, message: 'Did 20 actions.' });
+      expect(done.result!.steps).toHaveLength(20);
+      expect(done.result!.steps![19]).toEqual({ method: 'click', message: `Clicked [${plus}] button "Add one".` });
+      expect(done.result!.diff).toEqual({ added: ['Count: 20'], removed: ['Count: 0'] });
+    });
+
+    it('actions stops at the first that fails and says which; one that cannot work is refused before any runs', async () => {
+      const plus = refOf(page, /button: Add one/);
+      const click = { ref: plus, method: 'click' };
+      const stopped = await door.act({ actions: [click, { ref: '9999', method: 'click' }, click] });
+      expect(stopped.result).toMatchObject({
+        success: false,
+        message: 'Did 1 of 3 actions: action 2 failed.',
+        failed: { step: 2, code: 'ref_not_found' },
+      });
+      expect(stopped.result!.diff!.added).toEqual(['Count: 21']);
+      const refused = await door.act({ actions: [click, click, { ref: plus, method: 'fill' }] });
+      expect(refused.error).toMatchObject({ code: 'invalid_argument' });
+      expect(refused.error!.message).toMatch(/^actions\.2: /);
+      const again = await door.act({ action: click });
+      expect(again.result!.diff!.added).toEqual(['Count: 22']);
+    });
+
+    it('selectText selects words in a textarea and across formatting in an editor, and a toolbar then formats them', async () => {
+      const editor = await door.navigate(fixture.site.url('/act/editor.html'));
+      const notes = refOf(editor, /textbox: Notes/);
+      const picked = await door.act({ action: { ref: notes, method: 'selectText', arguments: { text: 'brown' } } });
+      expect(picked.error).toBeUndefined();
+      expect(picked.result!.message).toBe(`Selected "brown" in [${notes}] textbox "Notes".`);
+      expect(picked.result!.diff!.added).toContain('Picked: brown');
+      const story = refOf(editor, /textbox: Story/);
+      const across = await door.act({ action: { ref: story, method: 'selectText', arguments: { text: 'upon a time' } } });
+      expect(across.error).toBeUndefined();
+      expect(across.result!.message).toBe(`Selected "upon a time" in [${story}] textbox "Story".`);
+      const underlined = await door.act({ action: { ref: refOf(editor, /button: Underline/), method: 'click' } });
+      expect(underlined.result!.diff!.added).toContain('Underlined: upon a time');
+      const missing = await door.act({ action: { ref: story, method: 'selectText', arguments: { text: 'dragon' } } });
+      expect(missing.error).toMatchObject({ code: 'invalid_argument' });
+      expect(missing.error!.message).toContain('"dragon" is not in');
+      page = await door.navigate(fixture.site.url('/act/one-call.html'));
+    });
+
     it('press {times} presses a key N times and says where a range or a drawn slider ended', async () => {
       const volume = refOf(page, /slider: Volume/);
       const moved = await door.act({ action: { ref: volume, method: 'press', arguments: { key: 'ArrowRight', times: 7 } } });

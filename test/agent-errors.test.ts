@@ -85,7 +85,7 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
     expect(result).toMatchObject({ success: false, completed: true, message: 'Could not do it.' });
     const errors = result.actions.map((action) => action.error);
     expect(errors[0]).toMatch(/Unknown tool "fly_to_the_moon"/);
-    expect(errors[1]).toMatch(/act has no field "element" for click; it takes click \{button\?, modifiers\?\}/);
+    expect(errors[1]).toMatch(/act has no field "element" for click; it takes click \{button\?, modifiers\?, delay\?\}/);
     expect(errors[2]).toMatch(/Invalid arguments for wait/);
     expect(errors[3]).toMatch(/url_not_allowed/);
     // act's URL policy holds for the agent's newTab: it runs through act's own pipeline.

@@ -181,6 +181,22 @@ describe.each<Provider>(['openai', 'anthropic'])('agent tasks (%s)', (provider) 
     expect(results[3]!.join('\n')).toMatch(/^- .*Walk the dog/m);
   });
 
+  it('runs several actions in one act call: each said on a line, one change for all, one step of the budget', async () => {
+    h.llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/act/one-call.html') } }] },
+      (request) => {
+        const plus = { method: 'click', ref: refOf(request, /button: Add one/) };
+        return { toolCalls: [{ name: 'act', arguments: { actions: [plus, plus, plus] } }] };
+      },
+      { toolCalls: [{ name: 'done', arguments: { success: true, message: 'Counted.' } }] },
+    );
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Count to three.', maxSteps: 3, autoScreenshot: false });
+    expect(result).toMatchObject({ success: true, completed: true });
+    expect(result.actions.map((action) => action.type)).toEqual(['goto', 'act', 'done']);
+    const said = lastToolResults(h.llm.requests[2]!).join('\n');
+    expect(said).toMatch(/^Did 3 actions\.\n1\. Clicked \[\d+\] button "Add one"\.\n2\. .*\n3\. .*\n- Count: 0\n\+ Count: 3$/);
+  });
+
   it('follows links across three pages, showing only the newest page text in full and one screenshot', async () => {
     h.llm.enqueue(
       { toolCalls: [{ name: 'goto', arguments: { url: h.site.url('/agent/chain/one.html') } }] },

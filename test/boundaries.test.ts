@@ -38,6 +38,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   'core/act': [
     ...['core/config.ts', 'core/errors.ts', 'core/llm', 'core/location.ts', 'core/navigate.ts', 'core/operation.ts', 'core/page'],
     ...['core/sessions.ts', 'core/settle', 'core/snapshot', 'core/time.ts', 'core/tokens.ts', 'core/usage.ts', 'core/variables.ts'],
+    // act checks each of several actions itself (act's schema lists them loosely, to keep tools/list short).
+    'core/validation.ts',
   ],
   'core/agent': [
     ...['core/act', 'core/config.ts', 'core/egress', 'core/errors.ts', 'core/extract.ts', 'core/live', 'core/llm', 'core/navigate.ts'],

@@ -21,6 +21,7 @@ from .errors import (
     BrowserUnavailable,
     Cancelled,
     ClientTimeout,
+    EvaluationFailed,
     ExtractionInvalid,
     Forbidden,
     FrameNotFound,
@@ -37,6 +38,7 @@ from .errors import (
     NavigationTimeout,
     NotFound,
     NotImplementedByServer,
+    OperationNotAllowed,
     OptionNotAllowed,
     PageCrashed,
     PageTooLarge,
@@ -69,9 +71,12 @@ from .profiles import ProfileInfo, ProfileList, Profiles
 from .session import Agent, Session
 from .sse import SseMessage, SseParser
 from .types import (
+    ActFailure,
     ActResult,
+    ActStep,
     AgentAction,
     AgentResult,
+    EvaluateResult,
     FrameInfo,
     LiveView,
     NavigateResponse,
@@ -93,7 +98,9 @@ from .types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ActFailure",
     "ActResult",
+    "ActStep",
     "ActionTimeout",
     "Agent",
     "AgentAction",
@@ -110,6 +117,8 @@ __all__ = [
     "Cancelled",
     "Client",
     "ClientTimeout",
+    "EvaluateResult",
+    "EvaluationFailed",
     "EventStream",
     "ExtractionInvalid",
     "Forbidden",
@@ -135,6 +144,7 @@ __all__ = [
     "ObserveAction",
     "ObserveResult",
     "Operation",
+    "OperationNotAllowed",
     "OptionNotAllowed",
     "Page",
     "PageCrashed",

@@ -16,7 +16,7 @@ from .errors import ServiceError
 from .page import ScreenshotFormat, _action_body
 from .profiles import ProfileInfo, ProfileList, StorageState
 from .session import WaitUntil, _EXECUTE_OPTION_NAMES, _GONE
-from .types import ActResult, AgentResult, LiveView, NavigateResponse, ObserveAction, ObserveResult, Screenshot, SessionInfo, Usage
+from .types import ActResult, AgentResult, EvaluateResult, LiveView, NavigateResponse, ObserveAction, ObserveResult, Screenshot, SessionInfo, Usage
 from ._async_transport import AsyncTransport, AsyncEventStream
 
 if TYPE_CHECKING:
@@ -96,18 +96,19 @@ class AsyncPage:
         return convert(unwrap(data))
 
     @overload
-    async def act(self, action: Union[ObserveAction, Mapping[str, Any], str, None]=..., *, instruction: Optional[str]=..., variables: Optional[Mapping[str, str]]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., max_tokens: Optional[int]=..., stream: Literal[False]=...) -> ActResult:
+    async def act(self, action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None]=..., *, instruction: Optional[str]=..., variables: Optional[Mapping[str, str]]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., max_tokens: Optional[int]=..., stream: Literal[False]=...) -> ActResult:
         ...
 
     @overload
-    async def act(self, action: Union[ObserveAction, Mapping[str, Any], str, None]=..., *, instruction: Optional[str]=..., variables: Optional[Mapping[str, str]]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., max_tokens: Optional[int]=..., stream: Literal[True]) -> AsyncEventStream:
+    async def act(self, action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None]=..., *, instruction: Optional[str]=..., variables: Optional[Mapping[str, str]]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., max_tokens: Optional[int]=..., stream: Literal[True]) -> AsyncEventStream:
         ...
 
-    async def act(self, action: Union[ObserveAction, Mapping[str, Any], str, None]=None, *, instruction: Optional[str]=None, variables: Optional[Mapping[str, str]]=None, model_name: Optional[str]=None, model_client_options: Optional[Mapping[str, Any]]=None, timeout_ms: Optional[int]=None, max_tokens: Optional[int]=None, stream: bool=False) -> Union[ActResult, AsyncEventStream]:
+    async def act(self, action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None]=None, *, instruction: Optional[str]=None, variables: Optional[Mapping[str, str]]=None, model_name: Optional[str]=None, model_client_options: Optional[Mapping[str, Any]]=None, timeout_ms: Optional[int]=None, max_tokens: Optional[int]=None, stream: bool=False) -> Union[ActResult, AsyncEventStream]:
         """Performs one action on the page and answers what it changed.
 
         ``action`` is an ``ObserveAction`` from ``observe()`` as is, or a dict ``{"ref", "method", "arguments"}``
-        (no model call); a string, or ``instruction=``, asks the model for the action ("click the sign-in button").
+        (no model call), or a list of them, run in order in one call (at most 50; it stops at the first that fails:
+        ``result.failed``); a string, or ``instruction=``, asks the model for the action ("click the sign-in button").
         ``%name%`` in the arguments is filled from ``variables`` after inference and never sent to a model.
         ``timeout_ms`` bounds the wait for the element to be actionable (server default 10000); ``max_tokens`` the
         page change in the result (default 2000 o200k tokens). With ``stream=True`` the events are returned instead.
@@ -116,7 +117,8 @@ class AsyncPage:
             if instruction is not None:
                 raise TypeError('act() takes the instruction once: as its first argument or as instruction=, not both')
             action, instruction = (None, action)
-        body = _compact({'action': _action_body(action), 'instruction': instruction, 'variables': dict(variables) if variables is not None else None, 'modelName': model_name, 'modelClientOptions': dict(model_client_options) if model_client_options is not None else None, 'timeoutMs': timeout_ms, 'maxTokens': max_tokens})
+        several = isinstance(action, (list, tuple))
+        body = _compact({'action': None if several else _action_body(action), 'actions': [_action_body(one) for one in action] if several else None, 'instruction': instruction, 'variables': dict(variables) if variables is not None else None, 'modelName': model_name, 'modelClientOptions': dict(model_client_options) if model_client_options is not None else None, 'timeoutMs': timeout_ms, 'maxTokens': max_tokens})
         path = self._session._path('act')
         if stream:
             return await self._session._transport.stream(path, body)
@@ -140,13 +142,23 @@ class AsyncPage:
             return await self._session._transport.stream(path, body)
         return ObserveResult.from_json((await self._session._transport.request('POST', path, body))['data'])
 
-    async def screenshot(self, full_page: Optional[bool]=None, ref: Optional[str]=None, format: Optional[ScreenshotFormat]=None, quality: Optional[int]=None) -> Screenshot:
+    async def screenshot(self, full_page: Optional[bool]=None, ref: Optional[str]=None, format: Optional[ScreenshotFormat]=None, quality: Optional[int]=None, annotate: Optional[bool]=None) -> Screenshot:
         """A screenshot of the viewport, the full page (``full_page=True``) or one element (``ref``), PNG by default
-        or ``format="jpeg"`` with ``quality`` 0-100 (default 80). Returns ``Screenshot``: the image bytes, with
-        ``mime_type``, ``width`` and ``height``. The server caps it at 2000 px a side and 2 MiB (scaling down)."""
-        body = _compact({'fullPage': full_page, 'ref': ref, 'format': format, 'quality': quality})
+        or ``format="jpeg"`` with ``quality`` 0-100 (default 80); ``annotate=True`` draws the page text's refs on it
+        (``annotated``: how many). Returns ``Screenshot``: the image bytes, with ``mime_type``, ``width`` and
+        ``height``. The server caps it at 2000 px a side and 2 MiB (scaling down)."""
+        body = _compact({'fullPage': full_page, 'ref': ref, 'format': format, 'quality': quality, 'annotate': annotate})
         raw, response = await self._session._transport.request_bytes(self._session._path('screenshot'), body, 'image/png, image/jpeg')
-        return Screenshot(raw, mime_type=response.getheader('content-type', '').split(';')[0].strip(), width=int(response.getheader('x-image-width', '0')), height=int(response.getheader('x-image-height', '0')), action_id=response.getheader('x-action-id'))
+        annotated = response.getheader('x-annotated-refs')
+        return Screenshot(raw, mime_type=response.getheader('content-type', '').split(';')[0].strip(), width=int(response.getheader('x-image-width', '0')), height=int(response.getheader('x-image-height', '0')), action_id=response.getheader('x-action-id'), annotated=int(annotated) if annotated is not None else None)
+
+    async def evaluate(self, expression: str, arg: Any=None, ref: Optional[str]=None, timeout_ms: Optional[int]=None) -> EvaluateResult:
+        """Runs JavaScript in the page: an expression (``"document.title"``) or a function (``"async (arg) => ..."``,
+        ``"(el, arg) => el.value"`` with ``ref``), called with ``arg`` (JSON). Returns ``EvaluateResult`` with its JSON
+        value in ``result``. A script that throws raises ``EvaluationFailed``; one still running after ``timeout_ms``
+        (default 10000, at most 60000) is stopped and raises ``Timeout``."""
+        body = _compact({'expression': expression, 'arg': arg, 'ref': ref, 'timeoutMs': timeout_ms})
+        return EvaluateResult.from_json((await self._session._transport.request('POST', self._session._path('evaluate'), body))['data'])
 
 
 class AsyncSession:

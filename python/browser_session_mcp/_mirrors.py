@@ -94,9 +94,20 @@ MIRRORS: Sequence[Mirror] = (
         flattened=("result",),
         ignored={"wrapped": "only extract wraps a result"},
     ),
+    Mirror(
+        t.EvaluateResult,
+        ("SessionEvaluateResponse/data",),
+        renamed=_OP_META,
+        flattened=("result",),
+        ignored={"usage": "a script calls no model", "wrapped": "only extract wraps a result"},
+        extra=("result", "truncated"),
+    ),
+    Mirror(t.EvaluateResult, ("SessionEvaluateResponse/data/result",), extra=("action_id", "page_events")),
     Mirror(t.PerformedAction, ("SessionActResponse/data/result/action",)),
     Mirror(t.PageDiff, ("SessionActResponse/data/result/diff",)),
     Mirror(t.Settled, ("SessionActResponse/data/result/settled",)),
+    Mirror(t.ActStep, ("SessionActResponse/data/result/steps/items",)),
+    Mirror(t.ActFailure, ("SessionActResponse/data/result/failed",)),
     Mirror(
         t.AgentResult,
         ("SessionAgentExecuteResponse/data", "SessionAgentExecuteResponse/data/result"),
@@ -108,7 +119,7 @@ MIRRORS: Sequence[Mirror] = (
     Mirror(
         t.Screenshot,
         ("SessionScreenshotResponse/data", "SessionScreenshotResponse/data/result"),
-        fields=("mime_type", "width", "height", "action_id"),
+        fields=("mime_type", "width", "height", "action_id", "annotated"),
         renamed={"actionId": "action_id"},
         flattened=("result",),
         ignored={

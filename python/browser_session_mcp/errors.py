@@ -131,6 +131,12 @@ class OptionNotAllowed(Forbidden):
     codes = ("option_not_allowed",)
 
 
+class OperationNotAllowed(Forbidden):
+    """403: the operator turned this operation off (``--operations-denied``)."""
+
+    codes = ("operation_not_allowed",)
+
+
 class SessionNotFound(NotFound):
     """404: no such session for this API key (never started, ended, expired, or another key's)."""
 
@@ -181,6 +187,12 @@ class ModelNotConfigured(ModelError):
 
 class ExtractionInvalid(ModelError):
     codes = ("extraction_invalid",)
+
+
+class EvaluationFailed(ServiceError):
+    """422: an ``evaluate`` script threw, or its value is not JSON (or over 1 MiB of it); the message has the page's."""
+
+    codes = ("evaluation_failed",)
 
 
 class AgentError(ModelError):

@@ -1,12 +1,12 @@
-"""The page of a session: extract, act, observe, screenshot."""
+"""The page of a session: extract, act, observe, screenshot, evaluate."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, Literal, Mapping, Optional, Type, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Dict, Literal, Mapping, Optional, Sequence, Type, TypeVar, Union, overload
 
 from ._schema import prepare_schema, unwrap
 from ._transport import EventStream, compact as _compact
-from .types import ActResult, ObserveAction, ObserveResult, Screenshot, Usage
+from .types import ActResult, EvaluateResult, ObserveAction, ObserveResult, Screenshot, Usage
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -147,7 +147,7 @@ class Page:
     @overload
     def act(
         self,
-        action: Union[ObserveAction, Mapping[str, Any], str, None] = ...,
+        action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None] = ...,
         *,
         instruction: Optional[str] = ...,
         variables: Optional[Mapping[str, str]] = ...,
@@ -161,7 +161,7 @@ class Page:
     @overload
     def act(
         self,
-        action: Union[ObserveAction, Mapping[str, Any], str, None] = ...,
+        action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None] = ...,
         *,
         instruction: Optional[str] = ...,
         variables: Optional[Mapping[str, str]] = ...,
@@ -174,7 +174,7 @@ class Page:
 
     def act(
         self,
-        action: Union[ObserveAction, Mapping[str, Any], str, None] = None,
+        action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None] = None,
         *,
         instruction: Optional[str] = None,
         variables: Optional[Mapping[str, str]] = None,
@@ -187,7 +187,8 @@ class Page:
         """Performs one action on the page and answers what it changed.
 
         ``action`` is an ``ObserveAction`` from ``observe()`` as is, or a dict ``{"ref", "method", "arguments"}``
-        (no model call); a string, or ``instruction=``, asks the model for the action ("click the sign-in button").
+        (no model call), or a list of them, run in order in one call (at most 50; it stops at the first that fails:
+        ``result.failed``); a string, or ``instruction=``, asks the model for the action ("click the sign-in button").
         ``%name%`` in the arguments is filled from ``variables`` after inference and never sent to a model.
         ``timeout_ms`` bounds the wait for the element to be actionable (server default 10000); ``max_tokens`` the
         page change in the result (default 2000 o200k tokens). With ``stream=True`` the events are returned instead.
@@ -196,9 +197,11 @@ class Page:
             if instruction is not None:
                 raise TypeError("act() takes the instruction once: as its first argument or as instruction=, not both")
             action, instruction = None, action
+        several = isinstance(action, (list, tuple))
         body = _compact(
             {
-                "action": _action_body(action),
+                "action": None if several else _action_body(action),
+                "actions": [_action_body(one) for one in action] if several else None,
                 "instruction": instruction,
                 "variables": dict(variables) if variables is not None else None,
                 "modelName": model_name,
@@ -273,19 +276,37 @@ class Page:
         ref: Optional[str] = None,
         format: Optional[ScreenshotFormat] = None,
         quality: Optional[int] = None,
+        annotate: Optional[bool] = None,
     ) -> Screenshot:
         """A screenshot of the viewport, the full page (``full_page=True``) or one element (``ref``), PNG by default
-        or ``format="jpeg"`` with ``quality`` 0-100 (default 80). Returns ``Screenshot``: the image bytes, with
-        ``mime_type``, ``width`` and ``height``. The server caps it at 2000 px a side and 2 MiB (scaling down)."""
-        body = _compact({"fullPage": full_page, "ref": ref, "format": format, "quality": quality})
+        or ``format="jpeg"`` with ``quality`` 0-100 (default 80); ``annotate=True`` draws the page text's refs on it
+        (``annotated``: how many). Returns ``Screenshot``: the image bytes, with ``mime_type``, ``width`` and
+        ``height``. The server caps it at 2000 px a side and 2 MiB (scaling down)."""
+        body = _compact({"fullPage": full_page, "ref": ref, "format": format, "quality": quality, "annotate": annotate})
         raw, response = self._session._transport.request_bytes(self._session._path("screenshot"), body, "image/png, image/jpeg")
+        annotated = response.getheader("x-annotated-refs")
         return Screenshot(
             raw,
             mime_type=response.getheader("content-type", "").split(";")[0].strip(),
             width=int(response.getheader("x-image-width", "0")),
             height=int(response.getheader("x-image-height", "0")),
             action_id=response.getheader("x-action-id"),
+            annotated=int(annotated) if annotated is not None else None,
         )
+
+    def evaluate(
+        self,
+        expression: str,
+        arg: Any = None,
+        ref: Optional[str] = None,
+        timeout_ms: Optional[int] = None,
+    ) -> EvaluateResult:
+        """Runs JavaScript in the page: an expression (``"document.title"``) or a function (``"async (arg) => ..."``,
+        ``"(el, arg) => el.value"`` with ``ref``), called with ``arg`` (JSON). Returns ``EvaluateResult`` with its JSON
+        value in ``result``. A script that throws raises ``EvaluationFailed``; one still running after ``timeout_ms``
+        (default 10000, at most 60000) is stopped and raises ``Timeout``."""
+        body = _compact({"expression": expression, "arg": arg, "ref": ref, "timeoutMs": timeout_ms})
+        return EvaluateResult.from_json(self._session._transport.request("POST", self._session._path("evaluate"), body)["data"])
 
 
 def _action_body(action: Union[ObserveAction, Mapping[str, Any], None]) -> Optional[Dict[str, Any]]:

@@ -303,6 +303,27 @@ class ObserveResult:
 
 
 @dataclass(frozen=True)
+class EvaluateResult:
+    """Answer of ``page.evaluate``: ``result``, the script's JSON value (None for undefined, the session's secrets
+    masked); with ``truncated``, the first 65,536 characters of its JSON text, as a string."""
+
+    result: Any
+    truncated: bool = False
+    action_id: Optional[str] = None
+    page_events: List[PageEvent] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "EvaluateResult":
+        result = data["result"]
+        return cls(
+            result=result.get("result"),
+            truncated=bool(result.get("truncated", False)),
+            action_id=data.get("actionId"),
+            page_events=_page_events(data),
+        )
+
+
+@dataclass(frozen=True)
 class PerformedAction:
     """The action ``act`` performed, as given or as the model chose it; ``%name%`` placeholders stay placeholders."""
 
@@ -350,12 +371,38 @@ class Settled:
 
 
 @dataclass(frozen=True)
+class ActStep:
+    """One action of an ``act`` with several actions: its method and what it did."""
+
+    method: str
+    message: str
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "ActStep":
+        return cls(method=raw["method"], message=raw["message"])
+
+
+@dataclass(frozen=True)
+class ActFailure:
+    """The action of several that failed (``step``, 1-based) and its error; those after it did not run."""
+
+    step: int
+    code: str
+    message: str
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "ActFailure":
+        return cls(step=raw["step"], code=raw["code"], message=raw["message"])
+
+
+@dataclass(frozen=True)
 class ActResult:
     """Answer of ``page.act``: what was done and what it changed on the page.
 
     ``diff`` holds the page text's added and removed lines since the last read; ``page_text`` the whole text when
     the page navigated (``navigated``) or had not been read before; ``truncated`` says what was cut to stay within
-    ``max_tokens``; ``tabs`` is set when the session has more than one tab."""
+    ``max_tokens``; ``tabs`` is set when the session has more than one tab. With several actions, ``steps`` says
+    what each did and ``failed`` which one failed (``success`` is then False)."""
 
     success: bool
     message: str
@@ -371,12 +418,15 @@ class ActResult:
     action_id: Optional[str] = None
     usage: Optional[Usage] = None
     settled: Optional[Settled] = None
+    steps: Optional[List[ActStep]] = None
+    failed: Optional[ActFailure] = None
     page_events: List[PageEvent] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ActResult":
         raw = data["result"]
         diff, tabs, usage, settled = raw.get("diff"), raw.get("tabs"), data.get("usage"), raw.get("settled")
+        steps, failed = raw.get("steps"), raw.get("failed")
         return cls(
             success=raw["success"],
             message=raw["message"],
@@ -392,26 +442,33 @@ class ActResult:
             action_id=data.get("actionId"),
             usage=None if usage is None else Usage.from_json(usage),
             settled=None if settled is None else Settled.from_json(settled),
+            steps=None if steps is None else [ActStep.from_json(step) for step in steps],
+            failed=None if failed is None else ActFailure.from_json(failed),
             page_events=_page_events(data),
         )
 
 
 class Screenshot(bytes):
     """The image bytes of ``page.screenshot``, usable wherever bytes are (``Path("a.png").write_bytes(shot)``),
-    with ``mime_type`` (``image/png`` or ``image/jpeg``), ``width`` and ``height`` in pixels and ``action_id``."""
+    with ``mime_type`` (``image/png`` or ``image/jpeg``), ``width`` and ``height`` in pixels, ``action_id``, and
+    ``annotated`` (how many refs were drawn; None unless ``annotate=True``)."""
 
     mime_type: str
     width: int
     height: int
     action_id: Optional[str]
+    annotated: Optional[int]
 
-    def __new__(cls, data: bytes, mime_type: str, width: int, height: int, action_id: Optional[str] = None) -> "Screenshot":
+    def __new__(
+        cls, data: bytes, mime_type: str, width: int, height: int, action_id: Optional[str] = None, annotated: Optional[int] = None
+    ) -> "Screenshot":
         shot = super().__new__(cls, data)
-        shot.mime_type, shot.width, shot.height, shot.action_id = mime_type, width, height, action_id
+        shot.mime_type, shot.width, shot.height, shot.action_id, shot.annotated = mime_type, width, height, action_id, annotated
         return shot
 
     def __repr__(self) -> str:
-        return f"Screenshot(mime_type={self.mime_type!r}, width={self.width}, height={self.height}, bytes={len(self)})"
+        drawn = "" if self.annotated is None else f", annotated={self.annotated}"
+        return f"Screenshot(mime_type={self.mime_type!r}, width={self.width}, height={self.height}, bytes={len(self)}{drawn})"
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,19 @@ def jpeg_size(data: bytes) -> Tuple[int, int]:
 
 
 class ActTest(SessionTestCase):
+    def test_a_list_of_actions_runs_in_order_in_one_call_and_stops_at_the_first_that_fails(self) -> None:
+        self.session.navigate(site("/act/one-call.html"))
+        plus = find(self.session.page.observe(), r"Add one")
+        done = self.session.page.act([plus, plus, plus])
+        self.assertEqual((done.success, done.message, done.failed), (True, "Did 3 actions.", None))
+        assert done.steps is not None and done.diff is not None
+        self.assertEqual([step.method for step in done.steps], ["click"] * 3)
+        self.assertEqual(done.diff.added, ["Count: 3"])
+        stopped = self.session.page.act([plus, {"ref": "9999", "method": "click"}, plus])
+        self.assertFalse(stopped.success)
+        assert stopped.failed is not None
+        self.assertEqual((stopped.failed.step, stopped.failed.code), (2, "ref_not_found"))
+
     def test_observe_then_act_by_its_results_fills_and_submits_a_login_form(self) -> None:
         self.session.navigate(site("/agent/login.html"))
         actions = self.session.page.observe()
@@ -125,6 +138,10 @@ class ActTest(SessionTestCase):
         button = self.session.page.screenshot(ref=find(self.session.page.observe(), r"button: Sign in").ref)
         self.assertEqual(png_size(button), (button.width, button.height))
         self.assertLess(button.width, 400)
+
+        self.assertIsNone(png.annotated)
+        # annotate=True draws the page text's refs (the form's two fields and its button at least) on the image.
+        self.assertGreaterEqual(self.session.page.screenshot(annotate=True).annotated or 0, 3)
 
     def test_bad_actions_raise_service_errors_and_the_session_stays_usable(self) -> None:
         self.session.navigate(site("/act/widgets.html"))

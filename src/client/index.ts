@@ -11,7 +11,7 @@ import type { ProgressEvent } from '../core/operation.js';
 import { outcomeMeta } from '../core/outcome.js';
 import { actOperation, observeOperation } from '../core/operations/act.js';
 import { agentExecuteOperation } from '../core/operations/agent.js';
-import { findOperation, type BinaryResult, type OperationName, OPERATIONS } from '../core/operations/index.js';
+import { checkOperationsDenied, findOperation, type BinaryResult, type OperationName, OPERATIONS } from '../core/operations/index.js';
 import { navigateOperation } from '../core/operations/navigate.js';
 import { profileDelete, profileList, profileSave, sessionState } from '../core/operations/profiles.js';
 import { sessionTrace } from '../core/operations/recording.js';
@@ -49,6 +49,7 @@ export class BrowserSessions {
 
   constructor(options: BrowserSessionsOptions = {}) {
     const { service, ...config } = options;
+    checkOperationsDenied(config.operationsDenied);
     this.service = service ?? new BrowserService(config);
     // Live-view links are served by a loopback listener opened on the first one asked for.
     serveLiveOnDemand(this.service);
@@ -195,13 +196,10 @@ export class SessionAgent {
   async execute(instructionOrOptions: string | z.input<typeof AgentExecuteOptions>, run: AgentRunOptions = {}): Promise<AgentResult> {
     const executeOptions = parseInput(AgentExecuteOptions, instructionOrOptions, 'execute options');
     parseInput(LibraryAgentConfig, this.config, 'agent config');
-    const outcome = await this.service.run(
-      agentExecuteOperation,
-      LIBRARY_OWNER,
-      this.sessionId,
+    const outcome = await agentExecuteOperation.run(
       // The library's config may hold live MCP clients as integrations, which no wire schema can describe.
       { agentConfig: this.config as AgentConfigWireType, executeOptions },
-      { signal: run.signal, progress: run.onProgress },
+      { service: this.service, owner: LIBRARY_OWNER, sessionId: this.sessionId, ctx: { signal: run.signal, progress: run.onProgress } },
     );
     run.onOutcome?.(outcomeMeta(outcome));
     return outcome.result;

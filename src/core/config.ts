@@ -36,6 +36,8 @@ export interface ServiceConfig {
   egress?: Egress;
   /** Which session_start options callers may use; unset: all (docs/sessions.md). */
   sessionOptions?: SessionOptionsRules;
+  /** Operations (by name, e.g. `evaluate`) turned off on every door: left out of tools/list, `operation_not_allowed` (403). */
+  operationsDenied?: readonly string[];
   /** Popups and target=_blank: closed and reported (default), or kept as tabs of the session. */
   popups?: PopupPolicy;
   /** Default model for extract and the agent, e.g. "openai/gpt-4.1-mini". */

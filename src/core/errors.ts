@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   profile_unreadable: 422,
   model_error: 422,
   extraction_invalid: 422,
+  evaluation_failed: 422,
   page_too_large: 422,
   agent_error: 422,
   integration_error: 422,
@@ -39,6 +40,7 @@ export const ERROR_STATUS = {
   navigation_timeout: 504,
   host_not_allowed: 403,
   option_not_allowed: 403,
+  operation_not_allowed: 403,
   unsupported_media_type: 415,
 } as const;
 

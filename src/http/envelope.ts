@@ -17,8 +17,11 @@ export function operationBody(operation: AnyOperation, outcome: OperationOutcome
   const meta = form.carriesMeta ? outcomeMeta(outcome) : undefined;
   const { bytes, mediaType, info } = outcome.result as BinaryResult;
   const headers: Record<string, string> = meta ? { 'x-action-id': meta.actionId } : {};
-  for (const [field, header] of Object.entries(operation.binary.headers ?? {}))
-    headers[header as string] = String((info as Record<string, unknown>)[field]);
+  for (const [field, header] of Object.entries(operation.binary.headers ?? {})) {
+    const value = (info as Record<string, unknown>)[field];
+    // A field the answer leaves out (a screenshot's `annotated` when not asked) sends no header.
+    if (value !== undefined) headers[header as string] = String(value);
+  }
   if (meta?.pageEvents.length) headers['x-page-events'] = asciiJson(meta.pageEvents);
   if (meta?.usage) headers['x-usage'] = asciiJson(meta.usage);
   return new BinaryBody(mediaType, bytes, headers);

@@ -15,7 +15,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ServiceError, toServiceError } from '../core/errors.js';
 import type { RemoteAnswer, RemoteCall } from '../core/operations/index.js';
-import { needsSession } from '../core/operations/index.js';
+import { isDenied, needsSession, operations } from '../core/operations/index.js';
 import type { ProgressEvent } from '../core/operation.js';
 import type { BrowserService } from '../core/service.js';
 import { invalidArgument } from '../core/validation.js';
@@ -43,6 +43,21 @@ export interface McpServerOptions {
 
 const TOOLS = buildTools();
 const LISTED: Tool[] = TOOLS.map((tool) => tool.listing);
+/** tools/list of a server whose operator turned operations off, made once per config. */
+const listedFor = new WeakMap<BrowserService['config'], Tool[]>();
+
+/** The tools a client sees: without the operations the operator turned off (a call to one still answers why). */
+function listedTools(config: BrowserService['config']): Tool[] {
+  if (!config.operationsDenied?.length) return LISTED;
+  let listed = listedFor.get(config);
+  if (!listed) {
+    const shown = operations.filter(
+      (operation) => !isDenied(operation.name, config) && !(operation.mcp?.foldInto && isDenied(operation.mcp.foldInto, config)),
+    );
+    listedFor.set(config, (listed = buildTools(shown).map((tool) => tool.listing)));
+  }
+  return listed;
+}
 
 /**
  * The SDK finds the request an answer is for by Number(id), so an answer with id "0" was taken for request 0 (a
@@ -68,7 +83,7 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
   );
   const byName = new Map<string, McpTool>(TOOLS.map((tool) => [tool.name, tool]));
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(service.config) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool)

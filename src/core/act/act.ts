@@ -7,14 +7,15 @@ import type { OperationContext } from '../operation.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
 import { lastRead } from '../snapshot/last-read.js';
+import { parseInput } from '../validation.js';
 import { Variables } from '../variables.js';
 import { inferAction } from './infer.js';
-import { runAction } from './run.js';
-import type { Action, ActRequest, ActResult } from './schema.js';
+import { runActions } from './run.js';
+import { Action, type ActRequest, type ActResult } from './schema.js';
 
 /**
  * Performs one action, given as `{ref, method, arguments}` (an observe result as is) or chosen by a model from an
- * instruction, and answers what it changed on the page. `%name%` placeholders are filled from `variables` only for
+ * instruction, or several given in order (`actions`), and answers what they changed on the page. `%name%` placeholders are filled from `variables` only for
  * the browser: the model, the result and the logs see the placeholder.
  */
 export async function act(
@@ -23,22 +24,29 @@ export async function act(
   defaults: ModelDefaults & NavigatePolicy,
   ctx: OperationContext = {},
 ): Promise<ActResult & { usage?: Usage; location?: PageLocation }> {
-  if ((req.action === undefined) === (req.instruction === undefined))
-    throw new ServiceError('invalid_argument', 'Give exactly one of action ({ref, method, arguments}) or instruction.');
+  if ([req.action, req.actions, req.instruction].filter((given) => given !== undefined).length !== 1)
+    throw new ServiceError(
+      'invalid_argument',
+      'Give exactly one of action ({ref, method, arguments}), actions (several, in order) or instruction.',
+    );
   const variables = new Variables(req.variables);
-  let action: Action;
+  let actions: Action[];
   let usage: UsageTotal | undefined;
   if (req.instruction !== undefined) {
     const llm = createModelClient(req.modelName, req.modelClientOptions, { ...defaults, fallback: ctx.modelFallback });
     const snapshot = await takeSnapshot(session, { iframes: lastRead(session)?.iframes ?? true }, ctx);
     usage = new UsageTotal();
-    action = await inferAction(llm, { instruction: req.instruction, snapshot, variables, signal: ctx.signal }, usage);
+    actions = [await inferAction(llm, { instruction: req.instruction, snapshot, variables, signal: ctx.signal }, usage)];
   } else {
-    action = req.action!;
+    actions = req.actions ? req.actions.map((given, i) => parseInput(Action, given, `actions.${i}`)) : [req.action!];
   }
   throwIfAborted(ctx.signal);
-  ctx.progress?.({ message: `${action.method}${action.ref ? ` [${action.ref}]` : ''}`, data: { stage: 'action', method: action.method } });
-  const result = await runAction(session, action, {
+  const [first] = actions;
+  ctx.progress?.({
+    message: actions.length > 1 ? `${actions.length} actions` : `${first!.method}${first!.ref ? ` [${first!.ref}]` : ''}`,
+    data: { stage: 'action', method: first!.method },
+  });
+  const result = await runActions(session, actions, {
     timeoutMs: req.timeoutMs,
     settleMs: req.settleMs,
     maxTokens: req.maxTokens,

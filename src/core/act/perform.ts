@@ -54,8 +54,8 @@ interface Step {
   policy: NavigatePolicy;
 }
 
-/** Performs one action on the session's page; the one implementation behind act and the agent's browser tools. */
-export async function performAction(session: Session, action: Action, options: PerformOptions = {}): Promise<Performed> {
+/** An action's target and arguments as given, checked without the page: `invalid_argument` when they cannot work. */
+export function checkAction(action: Action): { ref?: string; selector?: string; point?: Point; shown: Record<string, unknown> } {
   const { method } = action;
   const onPage = PAGE_METHODS.has(method);
   const ref = onPage ? undefined : action.ref?.trim().replace(/^\[|\]$/g, '') || undefined;
@@ -70,8 +70,14 @@ export async function performAction(session: Session, action: Action, options: P
       'invalid_argument',
       `${method} needs an element: its ref from the page text, a selector${POINT_METHODS.has(method) ? ', or x and y' : ''}.`,
     );
+  return { ref, selector, point, shown: checkArguments(method, action.arguments ?? {}) };
+}
+
+/** Performs one action on the session's page; the one implementation behind act and the agent's browser tools. */
+export async function performAction(session: Session, action: Action, options: PerformOptions = {}): Promise<Performed> {
+  const { method } = action;
+  const { ref, selector, point, shown } = checkAction(action);
   const variables = options.variables ?? new Variables();
-  const shown = checkArguments(method, action.arguments ?? {});
   const args = checkArguments(method, variables.substituteDeep(action.arguments ?? {}) as Record<string, unknown>);
   const timeout = options.timeoutMs ?? ACTION_TIMEOUT_MS;
   if (point) await checkPoint(session, point);
@@ -247,6 +253,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   scroll: (s) => scroll(s),
   dragTo: (s) => dragTo(s),
   upload: (s) => upload(s),
+  selectText: (s) => selectText(s),
   back: (s) => history(s, 'back'),
   forward: (s) => history(s, 'forward'),
   reload: async (s) => {
@@ -386,6 +393,61 @@ async function focusedValue(s: Step): Promise<string> {
 /** A value read back from the page, as results may show it: the session's secrets masked, at most 200 characters. */
 function masked(s: Step, value: string): string {
   return s.session.recording.secrets.mask(value.length > 200 ? `${value.slice(0, 199)}…` : value);
+}
+
+/**
+ * Selects words inside the element, as a person drags over them: in a field or a textarea its selection range, else
+ * (a contenteditable editor, any text) a DOM range over the text nodes that hold them, the element focused first. The
+ * result shows what the page reports as selected.
+ */
+async function selectText(s: Step): Promise<string> {
+  const element = await s.element();
+  await element.focus({ timeout: s.timeout });
+  const outcome = await element.evaluate(
+    (el, text) => {
+      if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
+        const at = el.value.indexOf(text);
+        if (at < 0) return { found: false, holds: el.type === 'password' ? '' : el.value };
+        el.setSelectionRange(at, at + text.length);
+        return { found: true, selected: el.value.slice(el.selectionStart ?? 0, el.selectionEnd ?? 0) };
+      }
+      // The element's text nodes, joined, with where each starts: the words may cross formatting (<b>, <span>).
+      const nodes: Array<{ node: Text; start: number }> = [];
+      let whole = '';
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+        nodes.push({ node, start: whole.length });
+        whole += node.data;
+      }
+      const at = whole.indexOf(text);
+      if (at < 0) return { found: false, holds: whole };
+      const end = at + text.length;
+      // No named functions in here: this runs in the page as source, where a bundler's naming helpers do not exist.
+      let from = nodes[0]!;
+      let to = nodes[0]!;
+      for (const n of nodes) {
+        if (n.start <= at) from = n;
+        if (n.start < end) to = n;
+      }
+      const range = document.createRange();
+      range.setStart(from.node, at - from.start);
+      range.setEnd(to.node, end - to.start);
+      const selection = window.getSelection()!;
+      selection.removeAllRanges();
+      selection.addRange(range);
+      return { found: true, selected: selection.toString() };
+    },
+    s.args.text as string,
+    { timeout: s.timeout },
+  );
+  if (!outcome.found) {
+    const holds = (outcome.holds ?? '').replace(/\s+/g, ' ').trim();
+    throw new ServiceError(
+      'invalid_argument',
+      `${str(s.shown.text)} is not in ${s.target}; it holds ${str(masked(s, holds))}. Give the words as the element shows them.`,
+    );
+  }
+  return `Selected ${str(masked(s, outcome.selected ?? ''))} in ${s.target}.`;
 }
 
 async function upload(s: Step): Promise<string> {

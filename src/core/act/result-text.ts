@@ -10,6 +10,9 @@ export function actResultText(result: ActResult, { location }: { location?: Page
   // Where the page is only when that is news: another URL or title than the last answer showed, a new page or tab.
   const where = location || result.pageText !== undefined ? ` Page: ${result.title ? `"${result.title}" ` : ''}${result.url}` : '';
   const lines = [`${result.message}${where}`];
+  // Several actions: a line each, then where the run stopped.
+  if (result.steps) lines.push(...result.steps.map((step, i) => `${i + 1}. ${step.message}`));
+  if (result.failed) lines.push(`${result.failed.step}. Failed [${result.failed.code}]: ${result.failed.message}`);
   if (result.pageText !== undefined) lines.push(result.navigated ? 'New page:' : 'Page:', result.pageText);
   else if (result.diff && (result.diff.added.length || result.diff.removed.length))
     lines.push(...result.diff.removed.map((line) => `- ${line}`), ...result.diff.added.map((line) => `+ ${line}`));

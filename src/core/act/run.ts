@@ -1,12 +1,12 @@
-import { ServiceError, isAbortError } from '../errors.js';
+import { ServiceError, isAbortError, throwIfAborted } from '../errors.js';
 import type { NavigatePolicy } from '../navigate.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
 import { lastRead, type LastRead } from '../snapshot/last-read.js';
-import { latestMark, markAction, settleAfterAction } from '../settle/index.js';
+import { DEFAULT_SETTLE_MS, latestMark, markAction, settleAfterAction, type Settled } from '../settle/index.js';
 import { Variables } from '../variables.js';
 import { DEFAULT_CHANGE_TOKENS, pageChange, type PageChange } from './page-change.js';
-import { performAction } from './perform.js';
+import { checkAction, performAction, type Performed } from './perform.js';
 import type { Action, ActResult } from './schema.js';
 
 export interface RunActionOptions {
@@ -23,25 +23,56 @@ export interface RunActionOptions {
   signal?: AbortSignal;
 }
 
+/** Longest settle between two actions of one call: the last one waits its whole settleMs before the page is read. */
+const BETWEEN_ACTIONS_SETTLE_MS = 1_000;
+
 /**
  * One action, the way act and the agent's browser tools both run it: mark where its work starts, perform it, wait for
  * the page to settle, and read what it changed (the diff, or the new page). Values of variables and every secret the
  * session has seen are masked in the result.
  */
 export async function runAction(session: Session, action: Action, options: RunActionOptions = {}): Promise<ActResult> {
+  return runActions(session, [action], options);
+}
+
+/**
+ * Several actions in order, as a person does them one after another: each performed and settled (at most
+ * BETWEEN_ACTIONS_SETTLE_MS before the next), then one read of the page from before the first to after the last. Every
+ * action is checked before the first runs; the run stops at the first that fails, and the result says which (`failed`)
+ * and what the ones before it changed. One action alone answers as it always did, and its failure is an error.
+ */
+export async function runActions(session: Session, actions: Action[], options: RunActionOptions = {}): Promise<ActResult> {
+  const batch = actions.length > 1;
+  actions.forEach((action, i) => checkEach(action, i, batch));
   const variables = options.variables ?? new Variables();
   const tabBefore = session.watched;
   const readBefore = lastRead(session);
   const urlBefore = session.page.url();
-  // `wait` with no arguments waits for work already under way; every other action marks where its own work starts.
-  const mark = isSettleWait(action) ? latestMark(session) : await markAction(session);
-  const performed = await performAction(session, action, {
-    timeoutMs: options.timeoutMs,
-    signal: options.signal,
-    variables,
-    policy: options.policy,
-  });
-  const settled = await settleAfterAction(session, mark, { settleMs: options.settleMs, signal: options.signal });
+  const steps: Array<{ action: Action; performed: Performed }> = [];
+  let failed: ActResult['failed'];
+  let settled: Settled | undefined;
+  for (const [i, action] of actions.entries()) {
+    throwIfAborted(options.signal);
+    // `wait` with no arguments waits for work already under way; every other action marks where its own work starts.
+    const mark = isSettleWait(action) ? latestMark(session) : await markAction(session);
+    try {
+      const performed = await performAction(session, action, {
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+        variables,
+        policy: options.policy,
+      });
+      steps.push({ action, performed });
+    } catch (err) {
+      if (!batch || options.signal?.aborted || isAbortError(err)) throw err;
+      const error = err instanceof ServiceError ? err : new ServiceError('internal', 'The action failed.', { cause: err });
+      failed = { step: i + 1, code: error.code, message: error.message };
+      break;
+    }
+    const last = i === actions.length - 1;
+    const settleMs = last ? options.settleMs : Math.min(options.settleMs ?? DEFAULT_SETTLE_MS, BETWEEN_ACTIONS_SETTLE_MS);
+    settled = await settleAfterAction(session, mark, { settleMs, signal: options.signal });
+  }
   // Another tab now (newTab, selectTab, closeTab): the result shows that tab's whole page text.
   const before = session.watched === tabBefore ? readBefore : undefined;
   const { change, title } = await readChange(session, {
@@ -54,23 +85,41 @@ export async function runAction(session: Session, action: Action, options: RunAc
   // This call's variables, and every secret the session saw before (a password an earlier act filled).
   const redact = (text: string) => session.recording.secrets.mask(variables.redact(text));
   const url = redact(session.page.url());
+  const lastAction = failed ? actions[failed.step - 1]! : steps.at(-1)!.action;
+  const message = !batch
+    ? steps[0]!.performed.message
+    : failed
+      ? `Did ${steps.length} of ${actions.length} actions: action ${failed.step} failed.`
+      : `Did ${actions.length} actions.`;
   return {
-    success: true,
-    message: redact(performed.message),
+    success: !failed,
+    message: redact(message),
     action: {
-      ...(action.ref ? { ref: action.ref } : {}),
-      ...(action.selector ? { selector: action.selector } : {}),
-      ...(action.x !== undefined && action.y !== undefined ? { x: action.x, y: action.y } : {}),
-      method: action.method,
-      arguments: action.arguments ?? {},
-      description: redact(performed.description),
+      ...(lastAction.ref ? { ref: lastAction.ref } : {}),
+      ...(lastAction.selector ? { selector: lastAction.selector } : {}),
+      ...(lastAction.x !== undefined && lastAction.y !== undefined ? { x: lastAction.x, y: lastAction.y } : {}),
+      method: lastAction.method,
+      arguments: lastAction.arguments ?? {},
+      description: redact(failed ? '' : steps.at(-1)!.performed.description),
     },
     url,
     title: redact(title),
     ...change,
-    settled,
+    ...(settled ? { settled } : {}),
+    ...(batch ? { steps: steps.map(({ action, performed }) => ({ method: action.method, message: redact(performed.message) })) } : {}),
+    ...(failed ? { failed: { ...failed, message: redact(failed.message) } } : {}),
     ...(session.pages.count > 1 ? { tabs: session.pages.list().map((tab) => ({ ...tab, url: redact(tab.url) })) } : {}),
   };
+}
+
+/** An action of a batch checked before any runs; its error names which one (`actions.3: ...`). */
+function checkEach(action: Action, index: number, batch: boolean): void {
+  try {
+    checkAction(action);
+  } catch (err) {
+    if (!batch || !(err instanceof ServiceError)) throw err;
+    throw new ServiceError(err.code, `actions.${index}: ${err.message}`, { details: err.details, cause: err });
+  }
 }
 
 interface ChangeRead {

@@ -18,6 +18,7 @@ export const ACT_METHODS = [
   'scroll',
   'dragTo',
   'upload',
+  'selectText',
   'back',
   'forward',
   'reload',
@@ -41,6 +42,7 @@ export const ELEMENT_METHODS: ReadonlySet<ActMethod> = new Set([
   'hover',
   'dragTo',
   'upload',
+  'selectText',
 ]);
 /** Element methods that also take a point of the viewport (action.x, action.y) instead of an element. */
 export const POINT_METHODS: ReadonlySet<ActMethod> = new Set(['click', 'dblclick', 'hover', 'dragTo']);
@@ -119,6 +121,7 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
     })
     .strict(),
   upload: z.object({ files: z.array(UploadFile).min(1).max(MAX_UPLOAD_FILES) }).strict(),
+  selectText: z.object({ text: z.string().min(1).max(10_000).describe('The words to select, as the element shows them.') }).strict(),
   back: Empty,
   forward: Empty,
   reload: Empty,
@@ -149,6 +152,7 @@ export const METHOD_ARGUMENT_HINTS: Record<ActMethod, string> = {
   scroll: '{direction?, screens?}',
   dragTo: '{targetRef | targetSelector | x, y; position?}',
   upload: '{files: [{name, contentBase64}]}',
+  selectText: '{text}',
   back: '',
   forward: '',
   reload: '',
@@ -177,6 +181,7 @@ export const METHOD_DESCRIPTIONS: Record<ActMethod, string> = {
   scroll: 'Scroll the page or the target by screens; a target alone is scrolled into view.',
   dragTo: "Drag onto targetRef, targetSelector or x, y; position {x, y}: px from the target's top-left (drop above or below).",
   upload: "Set a file input's files.",
+  selectText: 'Select these words in a field or an editable text (then format them, copy, or type over them).',
   back: 'Back in the tab history.',
   forward: 'Forward in the tab history.',
   reload: 'Reload the page.',
@@ -199,9 +204,20 @@ export const Action = z
   .strict();
 export type Action = z.infer<typeof Action>;
 
+/** Most actions one act call runs in order (`actions`). */
+export const MAX_ACTIONS = 50;
+
 export const ActRequest = z
   .object({
     action: Action.optional().describe('What to do (no model); an observe result as is.'),
+    // Each item is checked as an Action by act itself: listing Action's schema twice would cost every client's model
+    // about 150 tokens a turn.
+    actions: z
+      .array(z.record(z.string(), z.unknown()))
+      .min(1)
+      .max(MAX_ACTIONS)
+      .optional()
+      .describe(`Several, each like action, run in order (at most ${MAX_ACTIONS}); stops at the first that fails. One answer.`),
     instruction: z.string().min(1).optional().describe('What to do in words ("click the sign-in button"); a model picks the action.'),
     variables: z
       .record(z.string(), z.string())
@@ -257,6 +273,14 @@ export const ActResult = z.object({
   pageText: z.string().optional().describe('The page text after the action, when it navigated or the page had not been read before.'),
   truncated: z.string().optional().describe('Says what was cut to stay within maxTokens.'),
   settled: Settled.optional(),
+  steps: z
+    .array(z.object({ method: ActMethod, message: z.string() }))
+    .optional()
+    .describe('With actions: what each one did, in order (the last action is `action`).'),
+  failed: z
+    .object({ step: z.number().int(), code: z.string(), message: z.string() })
+    .optional()
+    .describe('With actions: the one that failed (1-based), its error; those after it did not run.'),
   tabs: z
     .array(z.object({ tabId: z.string(), url: z.string(), active: z.boolean() }))
     .optional()
@@ -293,6 +317,7 @@ export const ScreenshotRequest = z
     ref: z.string().min(1).optional().describe('Only this element.'),
     format: z.enum(['png', 'jpeg']).optional().describe('Default png.'),
     quality: z.number().int().min(0).max(100).optional().describe('JPEG quality (default 80).'),
+    annotate: z.boolean().optional().describe('Draw the refs on it.'),
   })
   .strict();
 export type ScreenshotRequest = z.infer<typeof ScreenshotRequest>;
@@ -304,5 +329,6 @@ export const ScreenshotInfo = z.object({
   bytes: z.number().int(),
   scale: z.number().describe('Image pixels per CSS pixel; below 1 when scaled down to the size caps.'),
   clipped: z.boolean().describe('A full page taller than the height cap was cut at it.'),
+  annotated: z.number().int().optional().describe('How many refs were drawn (annotate).'),
 });
 export type ScreenshotInfo = z.infer<typeof ScreenshotInfo>;

@@ -6,6 +6,8 @@ import { actionError } from './errors.js';
 import { ACTION_TIMEOUT_MS } from './perform.js';
 import type { ScreenshotInfo, ScreenshotRequest } from './schema.js';
 import { imageSize as headerSize } from '../llm/images.js';
+import type { OperationContext } from '../operation.js';
+import { drawRefs, readRefs, type Region } from './annotate.js';
 
 /**
  * Size caps, so a full-page screenshot of a huge page cannot flood a client or its model: the longest side is scaled
@@ -20,27 +22,40 @@ export interface Screenshot extends ScreenshotInfo {
   image: Buffer;
 }
 
-interface Region {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
-
 /**
  * A screenshot of the viewport, the full page or one element (by ref), within SCREENSHOT_LIMITS; `maxSide` asks
  * Chromium for fewer pixels still (the agent's overview for a model: no decoding and re-encoding on this thread).
+ * `annotate` reads the page (as observe does) and draws the refs that show in the shot on an overlay that is taken
+ * away again before this answers, whatever happens (annotate.ts).
  */
 export async function screenshot(
   session: Session,
   req: ScreenshotRequest = {},
-  { maxSide = SCREENSHOT_LIMITS.maxSide }: { maxSide?: number } = {},
+  { maxSide = SCREENSHOT_LIMITS.maxSide, ctx = {} }: { maxSide?: number; ctx?: OperationContext } = {},
 ): Promise<Screenshot> {
+  const refs = req.annotate ? await readRefs(session, ctx) : undefined;
   const cdp = await pageSession(session.watched, DEFAULT_CALL_TIMEOUT_MS);
   const { region, clipped, beyondViewport } = await regionOf(session, cdp, req);
+  const scale = Math.min(1, Math.min(maxSide, SCREENSHOT_LIMITS.maxSide) / Math.max(region.width, region.height));
+  if (!refs) return capture(cdp, req, { region, clipped, beyondViewport, scale });
+  const overlay = await drawRefs(session, refs, { region, scale });
+  try {
+    return { ...(await capture(cdp, req, { region, clipped, beyondViewport, scale })), annotated: overlay.drawn };
+  } finally {
+    await overlay.remove();
+  }
+}
+
+/** Captures the region, re-encoding and scaling down until it fits SCREENSHOT_LIMITS. */
+async function capture(
+  cdp: Cdp,
+  req: ScreenshotRequest,
+  shot: { region: Region; clipped: boolean; beyondViewport: boolean; scale: number },
+): Promise<Screenshot> {
+  const { region, clipped, beyondViewport } = shot;
+  let { scale } = shot;
   let format = req.format ?? 'png';
   let quality = req.quality ?? DEFAULT_JPEG_QUALITY;
-  let scale = Math.min(1, Math.min(maxSide, SCREENSHOT_LIMITS.maxSide) / Math.max(region.width, region.height));
   for (let attempt = 1; ; attempt++) {
     const { data } = await cdp.send<{ data: string }>('Page.captureScreenshot', {
       format,

@@ -5,11 +5,13 @@ import {
   actResultText,
   Action,
   METHOD_ARGUMENTS,
+  MAX_ACTIONS,
   METHOD_DESCRIPTIONS,
-  runAction,
+  runActions,
   type ActMethod,
   type ActResult,
 } from '../act/index.js';
+import { parseInput } from '../validation.js';
 import { coerceArguments } from './coerce.js';
 import type { BrowserTool, ToolEnv, ToolOutcome } from './tools.js';
 
@@ -25,11 +27,19 @@ function signature(method: ActMethod): string {
 
 const ACT_DESCRIPTION = [
   'Act on the page: a method, its target (ref from the page text, or selector, or x and y in viewport CSS px) and arguments; the result says what changed.',
+  `Several in one call: {actions: [{method, ref, arguments}, ...]} (at most ${MAX_ACTIONS}), in order, stopping at the first that fails.`,
   ...ACT_METHODS.map((method) => `- ${signature(method)}: ${METHOD_DESCRIPTIONS[method]}`),
 ].join('\n');
 
 /** act's Action as the model sends it; a method's arguments given beside `method` instead of inside `arguments` are taken too. */
 const ActInput = Action.omit({ description: true }).loose();
+/** One action, or several in order (`actions`), as act takes them. */
+const ActToolInput = ActInput.partial({ method: true }).extend({
+  // Items checked one by one below: the model is not shown the action's schema twice.
+  actions: z.array(z.record(z.string(), z.unknown())).min(1).max(MAX_ACTIONS).optional(),
+});
+// Not `anyOf: [{required: [method]}, {required: [actions]}]` in the schema: Anthropic refuses a tool whose input_schema
+// has anyOf at its top level. A call with neither is answered by toActions' error.
 
 /**
  * act as the agent's tool: one tool with act's method enum, act's Action as its input, run through act's own
@@ -39,9 +49,29 @@ const ActInput = Action.omit({ description: true }).loose();
 export const ACT_TOOL: BrowserTool = {
   name: 'act',
   description: ACT_DESCRIPTION,
-  input: ActInput,
-  run: (input, env) => runAgentAction(env, toAction(input as z.infer<typeof ActInput>)),
+  input: ActToolInput,
+  run: (input, env) => runAgentActions(env, toActions(input as z.infer<typeof ActToolInput>)),
 };
+
+/** The tool's input as act's actions: `actions` in order, or the one action given at the top level. */
+function toActions(input: z.infer<typeof ActToolInput>): Action[] {
+  const { actions, ...one } = input;
+  if (actions && one.method !== undefined)
+    throw new ServiceError('invalid_argument', 'Give either one action (method, target, arguments) or actions, not both.');
+  if (actions) return actions.map((action, i) => withIndex(i, () => toAction(parseInput(ActInput, action, 'action'))));
+  if (one.method === undefined) throw new ServiceError('invalid_argument', 'act needs a method, or actions: [{method, ...}, ...].');
+  return [toAction(one as z.infer<typeof ActInput>)];
+}
+
+/** Runs `make`, its invalid_argument naming the action of the list it is about. */
+function withIndex<T>(index: number, make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    if (err instanceof ServiceError) throw new ServiceError(err.code, `actions.${index}: ${err.message}`, { cause: err });
+    throw err;
+  }
+}
 
 /** The tool's input as act's Action: stray method arguments moved under `arguments`, and coerced where unambiguous. */
 export function toAction(input: z.infer<typeof ActInput>): Action {
@@ -64,10 +94,10 @@ export function toAction(input: z.infer<typeof ActInput>): Action {
   };
 }
 
-/** Runs the action through act's own pipeline and tells the model what it changed. */
-async function runAgentAction(env: ToolEnv, action: Action): Promise<ToolOutcome> {
+/** Runs the actions through act's own pipeline and tells the model what they changed. */
+async function runAgentActions(env: ToolEnv, actions: Action[]): Promise<ToolOutcome> {
   const urlBefore = env.session.page.url();
-  const result = await runAction(env.session, action, {
+  const result = await runActions(env.session, actions, {
     maxTokens: AGENT_CHANGE_TOKENS,
     variables: env.variables,
     policy: env.config,

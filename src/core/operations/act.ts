@@ -34,13 +34,14 @@ export const actOperation = defineSessionOperation({
   name: 'act',
   title: 'Act on the page',
   description:
-    'Do one thing on the page: action {ref | selector | x, y, method, arguments} (no model), or instruction ' +
+    'Do one thing on the page: action {ref | selector | x, y, method, arguments} (no model), actions [several, in order], or instruction ' +
     '("click sign in", a model picks it). ref: from the page text; selector: Playwright\'s ("text=Edit", "css=#go"); ' +
     `x, y: viewport px (click, dblclick, hover, dragTo). Methods: ${methodList()}. Right-click: click {button: "right"}; ` +
     'press and hold: click {delay: ms}. %name% in arguments is filled from variables, never shown. ' +
     'Returns the page change once it settles (+ added / - removed lines, or the new page).',
   summary:
-    'One action on the page, {action: {ref | selector | x, y, method, arguments}} or {instruction}, and what it changed. ' +
+    'One action on the page, {action: {ref | selector | x, y, method, arguments}}, several in order {actions: [...]} or ' +
+    '{instruction}, and what it changed. ' +
     `Bodies up to ${MAX_ACT_INPUT_BYTES} bytes (uploads up to 25 MiB decoded).`,
   input: ActRequest,
   output: ActResult,

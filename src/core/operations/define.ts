@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ServiceError } from '../errors.js';
 import type { PageLocation } from '../location.js';
 import type { OperationContext } from '../operation.js';
 import type { OperationOutcome } from '../outcome.js';
@@ -112,7 +113,31 @@ export type AnyOperation = OperationDefinition<z.ZodObject, z.ZodType, unknown>;
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType, R = z.infer<O>, N extends string = string>(
   operation: OperationDefinition<I, O, R, N>,
 ): OperationDefinition<I, O, R, N> {
-  return operation;
+  return {
+    ...operation,
+    run: async (input, call) => {
+      refuseDenied(operation.name, call.service.config);
+      return operation.run(input, call);
+    },
+  };
+}
+
+/** Whether the operator turned this operation off (--operations-denied): MCP leaves it out of tools/list. */
+export function isDenied(name: string, config: Pick<BrowserService['config'], 'operationsDenied'>): boolean {
+  return config.operationsDenied?.includes(name) ?? false;
+}
+
+/**
+ * `operation_not_allowed` for an operation the operator turned off. Every operation's `run` starts here (both
+ * constructors below make it so), and every door runs operations through `run`: one rule for MCP, REST and the library.
+ */
+function refuseDenied(name: string, config: BrowserService['config']): void {
+  if (isDenied(name, config))
+    throw new ServiceError(
+      'operation_not_allowed',
+      `The operation ${name} is turned off on this server (the operator's --operations-denied); do without it.`,
+      { details: { operation: name } },
+    );
 }
 
 /** A session operation as declared: everything but `run`, and its `work` on the session instead. */
@@ -138,7 +163,10 @@ export function defineSessionOperation<I extends z.ZodObject, O extends z.ZodTyp
 ): SessionOperation<I, O, R, N> {
   const defined: SessionOperation<I, O, R, N> = {
     ...operation,
-    run: (input, { service, owner, sessionId, ctx }) => service.run(defined, owner, sessionId, input, ctx),
+    run: async (input, { service, owner, sessionId, ctx }) => {
+      refuseDenied(operation.name, service.config);
+      return service.run(defined, owner, sessionId, input, ctx);
+    },
   };
   return defined;
 }

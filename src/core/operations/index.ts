@@ -1,6 +1,8 @@
+import { ServiceError } from '../errors.js';
 import { actOperation, observeOperation } from './act.js';
 import { agentExecuteOperation } from './agent.js';
 import type { AnyOperation } from './define.js';
+import { evaluateOperation } from './evaluate.js';
 import { extractOperation } from './extract.js';
 import { liveViewOperation } from './live-view.js';
 import { navigateOperation } from './navigate.js';
@@ -21,6 +23,7 @@ export const OPERATIONS = [
   observeOperation,
   actOperation,
   screenshotOperation,
+  evaluateOperation,
   sessionEnd,
   sessionList,
   sessionGet,
@@ -42,10 +45,21 @@ export function findOperation(name: string): AnyOperation | undefined {
   return operations.find((operation) => operation.name === name);
 }
 
+/** Throws at start-up when --operations-denied names no operation, so a typo cannot leave one open. */
+export function checkOperationsDenied(names: readonly string[] | undefined): void {
+  const unknown = (names ?? []).filter((name) => !findOperation(name));
+  if (unknown.length)
+    throw new ServiceError(
+      'invalid_argument',
+      `--operations-denied: no operation named ${unknown.join(', ')}; the operations are ${operations.map((o) => o.name).join(', ')}.`,
+    );
+}
+
 export * from './define.js';
 export {
   actOperation,
   agentExecuteOperation,
+  evaluateOperation,
   extractOperation,
   navigateOperation,
   observeOperation,

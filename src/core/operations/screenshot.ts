@@ -3,7 +3,7 @@ import { screenshot, ScreenshotInfo, ScreenshotRequest } from '../act/index.js';
 import { defineSessionOperation, type BinaryResult } from './define.js';
 
 /** The JSON part of a screenshot; the image travels as bytes (REST) or an image block (MCP). */
-const ScreenshotOutput = ScreenshotInfo.pick({ mimeType: true, width: true, height: true, bytes: true });
+const ScreenshotOutput = ScreenshotInfo.pick({ mimeType: true, width: true, height: true, bytes: true, annotated: true });
 
 export const screenshotOperation = defineSessionOperation<
   typeof ScreenshotRequest,
@@ -17,16 +17,23 @@ export const screenshotOperation = defineSessionOperation<
     'Prefer extract when layout does not matter.',
   summary:
     'A screenshot (viewport, full page or one element by ref), answered as the image bytes with their content type; ' +
-    'headers x-image-width, x-image-height, x-action-id. At most 2000 px a side and 2 MiB.',
+    'headers x-image-width, x-image-height, x-action-id (and x-annotated-refs with annotate: the refs drawn on it). ' +
+    'At most 2000 px a side and 2 MiB.',
   input: ScreenshotRequest,
   output: ScreenshotOutput,
   kind: 'read',
   example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/screenshot', operationId: 'SessionScreenshot' },
-  binary: { mediaTypes: ['image/png', 'image/jpeg'], headers: { width: 'x-image-width', height: 'x-image-height' } },
-  text: ({ width, height, mimeType, bytes }) => `Screenshot ${width}x${height} ${mimeType}, ${bytes} bytes.`,
-  work: async (session, input) => {
-    const { image, mimeType, width, height, bytes } = await screenshot(session, input);
-    return { result: { bytes: image, mediaType: mimeType, info: { mimeType, width, height, bytes } } satisfies BinaryResult };
+  binary: {
+    mediaTypes: ['image/png', 'image/jpeg'],
+    headers: { width: 'x-image-width', height: 'x-image-height', annotated: 'x-annotated-refs' },
+  },
+  text: ({ width, height, mimeType, bytes, annotated }) =>
+    `Screenshot ${width}x${height} ${mimeType}, ${bytes} bytes` +
+    (annotated === undefined ? '.' : `, ${annotated} ref${annotated === 1 ? '' : 's'} drawn.`),
+  work: async (session, input, { ctx }) => {
+    const { image, mimeType, width, height, bytes, annotated } = await screenshot(session, input, { ctx });
+    const info = { mimeType, width, height, bytes, ...(annotated === undefined ? {} : { annotated }) };
+    return { result: { bytes: image, mediaType: mimeType, info } satisfies BinaryResult };
   },
 });
