@@ -138,6 +138,11 @@ describe('act: one call for one gesture', () => {
       expect(across.result!.message).toBe(`Selected "upon a time" in [${story}] textbox "Story".`);
       const underlined = await door.act({ action: { ref: refOf(editor, /button: Underline/), method: 'click' } });
       expect(underlined.result!.diff!.added).toContain('Underlined: upon a time');
+      // The word again, further on: occurrence picks which one.
+      const second = await door.act({ action: { ref: story, method: 'selectText', arguments: { text: 'a', occurrence: 3 } } });
+      expect(second.result!.message).toBe(`Selected "a" (occurrence 3) in [${story}] textbox "Story".`);
+      const twice = await door.act({ action: { ref: refOf(editor, /button: Underline/), method: 'click' } });
+      expect(twice.result!.diff!.added).toContain('Underlined: upon a time a');
       const missing = await door.act({ action: { ref: story, method: 'selectText', arguments: { text: 'dragon' } } });
       expect(missing.error).toMatchObject({ code: 'invalid_argument' });
       expect(missing.error!.message).toContain('"dragon" is not in');

@@ -403,10 +403,12 @@ function masked(s: Step, value: string): string {
 async function selectText(s: Step): Promise<string> {
   const element = await s.element();
   await element.focus({ timeout: s.timeout });
+  const occurrence = (s.args.occurrence as number | undefined) ?? 1;
   const outcome = await element.evaluate(
-    (el, text) => {
+    (el, { text, occurrence }) => {
       if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
-        const at = el.value.indexOf(text);
+        let at = -1;
+        for (let n = 0; n < occurrence; n++) at = el.value.indexOf(text, at + 1);
         if (at < 0) return { found: false, holds: el.type === 'password' ? '' : el.value };
         el.setSelectionRange(at, at + text.length);
         return { found: true, selected: el.value.slice(el.selectionStart ?? 0, el.selectionEnd ?? 0) };
@@ -419,7 +421,8 @@ async function selectText(s: Step): Promise<string> {
         nodes.push({ node, start: whole.length });
         whole += node.data;
       }
-      const at = whole.indexOf(text);
+      let at = -1;
+      for (let n = 0; n < occurrence; n++) at = whole.indexOf(text, at + 1);
       if (at < 0) return { found: false, holds: whole };
       const end = at + text.length;
       // No named functions in here: this runs in the page as source, where a bundler's naming helpers do not exist.
@@ -437,17 +440,17 @@ async function selectText(s: Step): Promise<string> {
       selection.addRange(range);
       return { found: true, selected: selection.toString() };
     },
-    s.args.text as string,
+    { text: s.args.text as string, occurrence },
     { timeout: s.timeout },
   );
   if (!outcome.found) {
     const holds = (outcome.holds ?? '').replace(/\s+/g, ' ').trim();
     throw new ServiceError(
       'invalid_argument',
-      `${str(s.shown.text)} is not in ${s.target}; it holds ${str(masked(s, holds))}. Give the words as the element shows them.`,
+      `${str(s.shown.text)}${occurrence > 1 ? ` (occurrence ${occurrence})` : ''} is not in ${s.target}; it holds ${str(masked(s, holds))}. Give the words as the element shows them.`,
     );
   }
-  return `Selected ${str(masked(s, outcome.selected ?? ''))} in ${s.target}.`;
+  return `Selected ${str(masked(s, outcome.selected ?? ''))}${occurrence > 1 ? ` (occurrence ${occurrence})` : ''} in ${s.target}.`;
 }
 
 async function upload(s: Step): Promise<string> {

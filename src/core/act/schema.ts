@@ -121,7 +121,12 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
     })
     .strict(),
   upload: z.object({ files: z.array(UploadFile).min(1).max(MAX_UPLOAD_FILES) }).strict(),
-  selectText: z.object({ text: z.string().min(1).max(10_000).describe('The words to select, as the element shows them.') }).strict(),
+  selectText: z
+    .object({
+      text: z.string().min(1).max(10_000).describe('The words to select, as the element shows them.'),
+      occurrence: z.number().int().min(1).max(1000).optional().describe('Which of several, 1 = the first (default).'),
+    })
+    .strict(),
   back: Empty,
   forward: Empty,
   reload: Empty,
@@ -152,7 +157,7 @@ export const METHOD_ARGUMENT_HINTS: Record<ActMethod, string> = {
   scroll: '{direction?, screens?}',
   dragTo: '{targetRef | targetSelector | x, y; position?}',
   upload: '{files: [{name, contentBase64}]}',
-  selectText: '{text}',
+  selectText: '{text, occurrence?}',
   back: '',
   forward: '',
   reload: '',
