@@ -149,6 +149,20 @@ describe('act: one call for one gesture', () => {
       page = await door.navigate(fixture.site.url('/act/one-call.html'));
     });
 
+    it('check on a row the page draws again answers what the page shows at once, not a timeout, and never clicks twice', async () => {
+      const chores = await door.navigate(fixture.site.url('/act/redraw.html'));
+      const dog = refOf(chores, /checkbox: walk dog/);
+      const checked = await door.act({ action: { ref: dog, method: 'check' } });
+      expect(checked.error).toBeUndefined();
+      expect(checked.result!.message).toMatch(new RegExp(`^Checked \\[${dog}\\] checkbox "walk dog"; the page redrew it\\.`));
+      expect(checked.result!.diff!.added).toContain('1 left');
+      // The ref read before the redraw: the element it named is gone, so it is refused at once or acts on the new one.
+      const milk = await door.act({ action: { ref: refOf(chores, /checkbox: buy milk/), method: 'check' } });
+      expect(milk.error).toBeUndefined();
+      expect(milk.result!.diff!.added).toContain('0 left');
+      page = await door.navigate(fixture.site.url('/act/one-call.html'));
+    });
+
     it('press {times} presses a key N times and says where a range or a drawn slider ended', async () => {
       const volume = refOf(page, /slider: Volume/);
       const moved = await door.act({ action: { ref: volume, method: 'press', arguments: { key: 'ArrowRight', times: 7 } } });

@@ -237,14 +237,8 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     await loaded(s.page);
     return `Selected ${selected.map(str).join(', ')} in ${s.target}.${await heldValue(s, element, selected.join(', '), false)}`;
   },
-  check: async (s) => {
-    await (await s.element()).check({ timeout: s.timeout });
-    return `Checked ${s.target}.`;
-  },
-  uncheck: async (s) => {
-    await (await s.element()).uncheck({ timeout: s.timeout });
-    return `Unchecked ${s.target}.`;
-  },
+  check: (s) => setChecked(s, true),
+  uncheck: (s) => setChecked(s, false),
   hover: async (s) => {
     if (s.point) await withMouse(s, (mouse, at) => mouse.move(at.x, at.y));
     else await (await s.element()).hover({ timeout: s.timeout });
@@ -278,6 +272,44 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     return `Closed tab ${String(s.args.tabId)}.`;
   },
 };
+
+/** How long the state of a checkbox is read after the click before the element counts as redrawn. */
+const STATE_READ_MS = 1_000;
+
+/**
+ * check and uncheck as Playwright's do them (a click at the box, then its state read back), but a page that redraws
+ * the row on change (Backbone, jQuery TodoMVC) does not turn a done click into a 10 s timeout: the box is then found
+ * again by its role and name, and the answer says what the page shows now. A click is never repeated, since a second
+ * one would undo the first.
+ */
+async function setChecked(s: Step, want: boolean): Promise<string> {
+  const verb = want ? 'Checked' : 'Unchecked';
+  const element = await s.element();
+  if ((await element.isChecked({ timeout: s.timeout })) === want) return `${verb} ${s.target} (it already was).`;
+  await element.click({ timeout: s.timeout });
+  await loaded(s.page);
+  // count() does not wait: a box the page replaced is looked for again at once.
+  const attached = (await element.count().catch(() => 0)) > 0;
+  const after = attached ? await element.isChecked({ timeout: STATE_READ_MS }).catch(() => undefined) : undefined;
+  if (after === want) return `${verb} ${s.target}.`;
+  // Playwright's own words for it, mapped to an error as they were when its check() said them.
+  if (after === !want) throw new Error('Clicking the checkbox did not change its state');
+  // Redrawn: the page text read after the action shows the box's state in the diff either way.
+  const redrawn = await redrawnState(s);
+  if (redrawn === want) return `${verb} ${s.target}; the page redrew it.`;
+  if (redrawn === !want) throw new Error('Clicking the checkbox did not change its state');
+  return `Clicked ${s.target}; the page redrew it: the change below says whether it is ${want ? 'checked' : 'unchecked'} (another click would toggle it back).`;
+}
+
+/** The checked state of the one checkbox or radio in the page now with the ref's role and name; undefined if not one. */
+async function redrawnState(s: Step): Promise<boolean | undefined> {
+  const target = s.ref ? refTarget(s.session, s.ref) : undefined;
+  if (!target || !target.name || s.ref!.includes('-')) return undefined;
+  const role = target.role === 'radio' ? 'radio' : 'checkbox';
+  const matches = s.page.getByRole(role, { name: target.name, exact: true });
+  if ((await matches.count().catch(() => 0)) !== 1) return undefined;
+  return matches.isChecked({ timeout: STATE_READ_MS }).catch(() => undefined);
+}
 
 async function scroll(s: Step): Promise<string> {
   const direction = s.args.direction as 'up' | 'down' | undefined;
