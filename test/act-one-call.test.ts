@@ -163,6 +163,29 @@ describe('act: one call for one gesture', () => {
       page = await door.navigate(fixture.site.url('/act/one-call.html'));
     });
 
+    it("a submit the browser's own validation stopped says which fields it refused and why; a valid one says nothing", async () => {
+      const form = await door.navigate(fixture.site.url('/act/validate.html'));
+      const [email, age, send] = [/textbox: Email/, /spinbutton: Age/, /button: Send/].map((pattern) => refOf(form, pattern));
+      await door.act({
+        actions: [
+          { ref: email, method: 'fill', arguments: { value: 'bob' } },
+          { ref: age, method: 'fill', arguments: { value: '12' } },
+        ],
+      });
+      const refused = await door.act({ action: { ref: send, method: 'click' } });
+      expect(refused.result!.message).toMatch(
+        /^Clicked \[\d+\] button "Send"\. The form was not sent: the browser refused fields: "Email": .*@.*; "Age": .*18/,
+      );
+      expect(refused.result!.pageChanged).toBe(false);
+      const byEnter = await door.act({ action: { ref: email, method: 'fill', arguments: { value: 'bob@example.com', submit: true } } });
+      expect(byEnter.result!.message).toMatch(/The form was not sent: the browser refused a field: "Age": /);
+      await door.act({ action: { ref: age, method: 'fill', arguments: { value: '30' } } });
+      const sent = await door.act({ action: { ref: send, method: 'click' } });
+      expect(sent.result!.message).toBe(`Clicked [${send}] button "Send".`);
+      expect(sent.result!.diff!.added).toContain('Sent');
+      page = await door.navigate(fixture.site.url('/act/one-call.html'));
+    });
+
     it('press {times} presses a key N times and says where a range or a drawn slider ended', async () => {
       const volume = refOf(page, /slider: Volume/);
       const moved = await door.act({ action: { ref: volume, method: 'press', arguments: { key: 'ArrowRight', times: 7 } } });

@@ -185,13 +185,16 @@ async function isPassword(s: Step, element: Locator): Promise<boolean> {
 const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   click: async (s) => {
     const focusedBefore = await focusedValue(s);
-    if (s.point) await withMouse(s, (mouse, at) => mouse.click(at.x, at.y, s.args));
-    else await (await s.element()).click({ ...(s.args as object), timeout: s.timeout + holdMs(s) });
+    const element = s.point ? undefined : await s.element();
+    if (!element) await withMouse(s, (mouse, at) => mouse.click(at.x, at.y, s.args));
+    else await element.click({ ...(s.args as object), timeout: s.timeout + holdMs(s) });
     await loaded(s.page);
     const focusedAfter = await focusedValue(s);
     // A pick from a suggestion list fills the field that has focus: the result says what it holds now.
     const filled = focusedAfter && focusedAfter !== focusedBefore ? ` The focused field now holds ${str(masked(s, focusedAfter))}.` : '';
-    return `${clickVerb(s, 'Clicked')} ${s.target}${held(s)}.${filled}`;
+    const blocked = element ? await formBlocked(s, element, false) : '';
+    // A refused form moves the focus to its first bad field: that is not a value the click put there.
+    return `${clickVerb(s, 'Clicked')} ${s.target}${held(s)}.${blocked || filled}`;
   },
   dblclick: async (s) => {
     if (s.point) await withMouse(s, (mouse, at) => mouse.dblclick(at.x, at.y, s.args));
@@ -209,7 +212,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     if (!s.args.submit) return `Filled ${s.target} with ${str(s.shown.value)}.${holds}`;
     await element.press('Enter', { timeout: s.timeout });
     await loaded(s.page);
-    return `Filled ${s.target} with ${str(s.shown.value)} and pressed Enter.${holds}`;
+    return `Filled ${s.target} with ${str(s.shown.value)} and pressed Enter.${holds}${await formBlocked(s, element, true)}`;
   },
   type: async (s) => {
     const element = await s.element();
@@ -227,7 +230,8 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     }
     await loaded(s.page);
     const on = element ? s.target : 'the focused element';
-    if (times === 1) return `Pressed ${key} on ${on}.`;
+    const blocked = element && key === 'Enter' ? await formBlocked(s, element, true) : '';
+    if (times === 1) return `Pressed ${key} on ${on}.${blocked}`;
     // A slider or a number field moved key by key: the result says where it ended.
     return `Pressed ${key} ${times} times on ${on}.${await valueAfter(s, element)}`;
   },
@@ -272,6 +276,47 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     return `Closed tab ${String(s.args.tabId)}.`;
   },
 };
+
+/** Most invalid fields a blocked form names. */
+const MAX_INVALID_FIELDS = 5;
+
+/**
+ * ` The form was not sent: "Email": Please include an '@' ...`: after an attempt to send a form (a click on its submit
+ * button, Enter in one of its fields), the fields the browser's own validation refused, with the browser's messages.
+ * A form that validated says nothing; so does an element that does not send a form.
+ */
+async function formBlocked(s: Step, element: Locator, byEnter: boolean): Promise<string> {
+  // count() does not wait: an element gone with the page it sent costs nothing here.
+  if ((await element.count().catch(() => 0)) === 0) return '';
+  const invalid = await bounded(
+    element.evaluate(
+      (el, { byEnter, max }) => {
+        const control = el as HTMLButtonElement | HTMLInputElement;
+        const form = control.form ?? el.closest('form');
+        if (!form || form.noValidate) return [];
+        const sends = byEnter
+          ? el instanceof HTMLInputElement
+          : (el instanceof HTMLButtonElement && el.type === 'submit') ||
+            (el instanceof HTMLInputElement && (el.type === 'submit' || el.type === 'image'));
+        if (!sends || (control as HTMLButtonElement).formNoValidate) return [];
+        const fields = [...form.elements].filter(
+          (field) => (field as HTMLInputElement).willValidate && !(field as HTMLInputElement).validity.valid,
+        ) as HTMLInputElement[];
+        return fields.slice(0, max).map((field) => ({
+          name: field.labels?.[0]?.innerText.trim() || field.getAttribute('aria-label') || field.placeholder || field.name || field.type,
+          message: field.validationMessage,
+        }));
+      },
+      { byEnter, max: MAX_INVALID_FIELDS },
+      { timeout: FOCUS_READ_MS },
+    ),
+    FOCUS_READ_MS,
+    'reading the form',
+  ).catch(() => []);
+  if (!invalid.length) return '';
+  const said = invalid.map((field) => `${str(masked(s, field.name))}: ${masked(s, field.message).replace(/\.$/, '')}`).join('; ');
+  return ` The form was not sent: the browser refused ${invalid.length === 1 ? 'a field' : 'fields'}: ${said}.`;
+}
 
 /** How long the state of a checkbox is read after the click before the element counts as redrawn. */
 const STATE_READ_MS = 1_000;
