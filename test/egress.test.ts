@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserSessions, type BrowserSession } from '../src/client/index.js';
@@ -10,6 +10,7 @@ import { createModelClient } from '../src/core/llm/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import type { PageEvent } from '../src/core/sessions.js';
+import { closedPort as pickClosedPort } from './fixtures/browser-hosts.js';
 import { ROOT } from './fixtures/mcp-stdio.js';
 import { api, startHttp } from './http-fixture.js';
 import { encodedTargets, startAttackSite, startInternalServer, startSilentServer } from './fixtures/egress-sites.js';
@@ -17,15 +18,6 @@ import { rejection } from './fixtures/rejection.js';
 import { extractOperation, navigateOperation } from '../src/core/operations/index.js';
 
 const OWNER = 'library';
-
-/** A port nothing listens on (taken, then released). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('address classifier', () => {
   it.each([
@@ -120,7 +112,7 @@ describe('egress policy "public" with the browser', () => {
 
   beforeAll(async () => {
     internal = await startInternalServer();
-    [site, silent, closedPort] = await Promise.all([startAttackSite(internal.port), startSilentServer(), freePort()]);
+    [site, silent, closedPort] = await Promise.all([startAttackSite(internal.port), startSilentServer(), pickClosedPort()]);
     lib = new BrowserSessions({
       logger: silentLogger(),
       env: {},

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { closedPort } from './fixtures/browser-hosts.js';
 import { ROOT } from './fixtures/mcp-stdio.js';
 import { isAlive } from './fixtures/processes.js';
 
@@ -17,14 +17,6 @@ function block(marker: string, language: string): string {
   const match = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(README.slice(at));
   expect(match, `${language} block after ${marker}`).not.toBeNull();
   return match![1]!;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 interface Ran {
@@ -74,7 +66,7 @@ describe('the README, tried as a new user would', () => {
   afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
   it('the REST example runs under POSIX sh, needs nothing beyond loopback, and leaves no server running', async () => {
-    const [server, page] = [await freePort(), await freePort()];
+    const [server, page] = [await closedPort(), await closedPort()];
     // Only the ports change, so the example cannot collide with anything else listening here.
     const script = block('## REST API', 'sh').replaceAll('8931', String(server)).replaceAll('8000', String(page));
     const ran = await run('sh', ['-eu'], { cwd: ROOT, input: script, timeoutMs: 90_000 });
@@ -109,7 +101,7 @@ describe('the README, tried as a new user would', () => {
     expect(installed.code, installed.stderr).toBe(0);
 
     const key = crypto.randomUUID();
-    const [serverPort, pagePort] = [await freePort(), await freePort()];
+    const [serverPort, pagePort] = [await closedPort(), await closedPort()];
     const page: Server = createServer((_req, res) => res.end('<title>Hi</title><h1>Hello</h1><a href=/next>Next</a>'));
     await new Promise<void>((resolve) => page.listen(pagePort, '127.0.0.1', resolve));
     const server = spawn(

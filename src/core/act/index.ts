@@ -1,6 +1,6 @@
 /** Acting on the page: act, observe and screenshot, the operations every door offers and the agent's browser tools use. */
 export { act } from './act.js';
-export { runAction, runActions, isSettleWait, type RunActionOptions } from './run.js';
+export { forAction, runAction, runActions, isSettleWait, type RunActionOptions } from './run.js';
 export { actResultText } from './result-text.js';
 export { observe, interactiveElements } from './observe.js';
 export { performAction, ACTION_TIMEOUT_MS, type Performed, type PerformOptions } from './perform.js';

@@ -43,7 +43,7 @@ export async function runAction(session: Session, action: Action, options: RunAc
  */
 export async function runActions(session: Session, actions: Action[], options: RunActionOptions = {}): Promise<ActResult> {
   const batch = actions.length > 1;
-  actions.forEach((action, i) => checkEach(action, i, batch));
+  actions.forEach((action, i) => (batch ? forAction(i, () => checkAction(action)) : checkAction(action)));
   const variables = options.variables ?? new Variables();
   const tabBefore = session.watched;
   const readBefore = lastRead(session);
@@ -112,12 +112,12 @@ export async function runActions(session: Session, actions: Action[], options: R
   };
 }
 
-/** An action of a batch checked before any runs; its error names which one (`actions.3: ...`). */
-function checkEach(action: Action, index: number, batch: boolean): void {
+/** Runs `make` for the action at `index` of several: its ServiceError says which one (`actions.3: ...`). */
+export function forAction<T>(index: number, make: () => T): T {
   try {
-    checkAction(action);
+    return make();
   } catch (err) {
-    if (!batch || !(err instanceof ServiceError)) throw err;
+    if (!(err instanceof ServiceError)) throw err;
     throw new ServiceError(err.code, `actions.${index}: ${err.message}`, { details: err.details, cause: err });
   }
 }

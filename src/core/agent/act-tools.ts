@@ -4,6 +4,7 @@ import {
   ACT_METHODS,
   actResultText,
   Action,
+  forAction,
   METHOD_ARGUMENTS,
   MAX_ACTIONS,
   METHOD_DESCRIPTIONS,
@@ -58,19 +59,9 @@ function toActions(input: z.infer<typeof ActToolInput>): Action[] {
   const { actions, ...one } = input;
   if (actions && one.method !== undefined)
     throw new ServiceError('invalid_argument', 'Give either one action (method, target, arguments) or actions, not both.');
-  if (actions) return actions.map((action, i) => withIndex(i, () => toAction(parseInput(ActInput, action, 'action'))));
+  if (actions) return actions.map((action, i) => forAction(i, () => toAction(parseInput(ActInput, action, 'action'))));
   if (one.method === undefined) throw new ServiceError('invalid_argument', 'act needs a method, or actions: [{method, ...}, ...].');
   return [toAction(one as z.infer<typeof ActInput>)];
-}
-
-/** Runs `make`, its invalid_argument naming the action of the list it is about. */
-function withIndex<T>(index: number, make: () => T): T {
-  try {
-    return make();
-  } catch (err) {
-    if (err instanceof ServiceError) throw new ServiceError(err.code, `actions.${index}: ${err.message}`, { cause: err });
-    throw err;
-  }
 }
 
 /** The tool's input as act's Action: stray method arguments moved under `arguments`, and coerced where unambiguous. */
