@@ -144,7 +144,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     expect(result.structuredContent).toEqual({ mimeType: 'image/png', width: 1280, height: 800, bytes: bytes.length });
   });
 
-  it('answers bad input with ref_not_found, invalid_argument, action_timeout and payload_too_large (upload over 25 MiB), and the session stays usable', async () => {
+  it('answers bad input with ref_not_found, invalid_argument, element_covered and payload_too_large (upload over 25 MiB), and the session stays usable', async () => {
     await ok('navigate', { url: fixture.site.url('/act/widgets.html') });
     const actions = await observe();
     expect(errorCode(await call('act', { action: { ref: '0-9999', method: 'click' } }))).toBe('ref_not_found');
@@ -153,7 +153,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     ).toBe('invalid_argument');
     expect(errorCode(await call('act', { action: { ref: '0-1', method: 'teleport' } }))).toBe('invalid_argument');
     const covered = await call('act', { action: findAction(actions, /button: Pay now/), timeoutMs: 500 });
-    expect(errorCode(covered)).toBe('action_timeout');
+    expect(errorCode(covered)).toBe('element_covered');
     expect(textOf(covered)).toContain('Cookie notice');
     const big = Buffer.alloc(MAX_UPLOAD_BYTES + 1).toString('base64');
     const upload = {

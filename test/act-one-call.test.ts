@@ -1,12 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ActResult } from '../src/core/act/index.js';
+import { actDoors, type Door } from './fixtures/act-doors.js';
 import { startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
 import { useSiteHttp } from './fixtures/site-http.js';
-import { api } from './http-fixture.js';
-
-/** One act call, over a door, answering the structured result (MCP structuredContent, REST data.result) or the error. */
-type Act = (body: Record<string, unknown>) => Promise<{ result?: ActResult; error?: { code: string; message: string } }>;
-type Door = { navigate(url: string): Promise<string>; act: Act };
 
 /**
  * What a person does in one go, in one act call: press and hold, right-click, fill and submit, a key pressed several
@@ -22,34 +17,7 @@ describe('act: one call for one gesture', () => {
     return () => stdio.close();
   }, 180_000);
 
-  const doors: Record<string, () => Promise<Door>> = {
-    MCP: async () => {
-      const sessionId = ((await stdio.call('session_start', {})).structuredContent as { id: string }).id;
-      return {
-        navigate: async (url) => ((await stdio.call('navigate', { sessionId, url })).content[0] as { text: string }).text,
-        act: async (body) => {
-          const result = await stdio.call('act', { sessionId, ...body });
-          return result.isError
-            ? { error: result._meta?.error as { code: string; message: string } }
-            : { result: result.structuredContent as ActResult };
-        },
-      };
-    },
-    REST: async () => {
-      const id = (await api(fixture.server.url, 'POST', '/v1/sessions/start', { body: {} })).json.data.id as string;
-      const post = (path: string, body: unknown) => api(fixture.server.url, 'POST', `/v1/sessions/${id}${path}`, { body });
-      return {
-        navigate: async (url) => {
-          await post('/navigate', { url });
-          return (await post('/extract', {})).json.data.result.pageText as string;
-        },
-        act: async (body) => {
-          const res = await post('/act', body);
-          return res.json.success ? { result: res.json.data.result } : { error: res.json.error };
-        },
-      };
-    },
-  };
+  const doors = actDoors(fixture, () => stdio);
 
   /** The ref of the first line matching `pattern` in a page text. */
   const refOf = (text: string, pattern: RegExp): string => {

@@ -80,7 +80,7 @@ describe('act, observe and screenshot over REST (default popup policy)', () => {
     expect((await bad.json()).error.code).toBe('invalid_argument');
   });
 
-  it('answers ref_not_found 404, invalid_argument 400, action_timeout 408 and 413 over the body limit; the session stays usable', async () => {
+  it('answers ref_not_found 404, invalid_argument 400, element_covered 409 and 413 over the body limit; the session stays usable', async () => {
     await post('/navigate', { url: fixture.site.url('/act/widgets.html') });
     const actions = await observe();
     const unknown = await post('/act', { action: { ref: '0-9999', method: 'click' } });
@@ -91,7 +91,7 @@ describe('act, observe and screenshot over REST (default popup policy)', () => {
     const both = await post('/act', { action: findAction(actions, /button: Add one/), instruction: 'click it' });
     expect([both.status, both.json.error.code]).toEqual([400, 'invalid_argument']);
     const covered = await post('/act', { action: findAction(actions, /button: Pay now/), timeoutMs: 500 });
-    expect([covered.status, covered.json.error.code]).toEqual([408, 'action_timeout']);
+    expect([covered.status, covered.json.error.code]).toEqual([409, 'element_covered']);
     const huge = 'A'.repeat(MAX_ACT_BODY_BYTES);
     const tooBig = await post('/act', {
       action: { ...findAction(actions, /Attachment/), method: 'upload', arguments: { files: [{ name: 'big.bin', contentBase64: huge }] } },

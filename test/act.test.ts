@@ -164,15 +164,14 @@ describe('bad input leaves the session usable', () => {
     expect((await fixture.session.page.act(button)).diff!.added).toContain('Clicked 1 times');
   });
 
-  it('a covered element is action_timeout within timeoutMs, naming what covers it', async () => {
+  it('a covered element is element_covered well before the timeout, naming what covers it', async () => {
     const pay = findAction((await fixture.session.page.observe()).actions, /button: Pay now/);
     const started = Date.now();
-    // 3 s: on a loaded machine Playwright may need more than 1 s to find the element stable and meet the cover.
-    const covered = await rejection(fixture.session.page.act({ action: pay, timeoutMs: 3_000 }));
-    // Before the 10 s default could have run out: the caller's timeoutMs was honoured.
-    expect(Date.now() - started).toBeLessThan(10_000);
-    expect(covered).toMatchObject({ code: 'action_timeout', status: 408 });
-    expect(covered.message).toMatch(/within 3000 ms: .*Cookie notice.*intercepts pointer events/);
+    const covered = await rejection(fixture.session.page.act({ action: pay, timeoutMs: 8_000 }));
+    // A bound, not a benchmark: the cover is named after about a second, not at the caller's timeoutMs.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(covered).toMatchObject({ code: 'element_covered', status: 409 });
+    expect(covered.message).toMatch(/^div "Cookie notice" covers \[\d+(?:-\d+)?\] button "Pay now", so click did not happen\./);
     expect(covered.message).not.toContain(String.fromCharCode(27));
     expect((await fixture.session.page.act(findAction((await fixture.session.page.observe()).actions, /button: Add one/))).success).toBe(
       true,

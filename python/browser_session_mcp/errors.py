@@ -165,6 +165,13 @@ class ActionTimeout(Timeout):
     codes = ("action_timeout",)
 
 
+class ElementCovered(ServiceError):
+    """409: another element (a dialog, a banner, an overlay) takes the pointer where the action would press, or the
+    element does not take it at all; the message names the cover and its refs, ``details["coverRef"]`` its own ref."""
+
+    codes = ("element_covered",)
+
+
 class NavigationTimeout(Timeout):
     codes = ("navigation_timeout",)
 

@@ -350,10 +350,21 @@ class PerformedAction:
 
 @dataclass(frozen=True)
 class PageDiff:
-    """Lines of the page text that an action added and removed (same document)."""
+    """Lines of the page text that an action added and removed (same document), each in page order; a stretch
+    reordered or rewritten counts as all removed and all added.
+
+    ``lines`` is the change as the server's text answer shows it, in page order: ``+ line``, ``- line``,
+    ``- N lines (first … last)`` for a run removed, ``  line`` for an unchanged line beside a change (the label of a
+    value that changed). It is None when it would be the removed lines (``- line``) then the added ones (``+ line``)."""
 
     added: List[str]
     removed: List[str]
+    lines: Optional[List[str]] = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "PageDiff":
+        lines = raw.get("lines")
+        return cls(added=list(raw["added"]), removed=list(raw["removed"]), lines=None if lines is None else list(lines))
 
 
 @dataclass(frozen=True)
@@ -400,9 +411,10 @@ class ActResult:
     """Answer of ``page.act``: what was done and what it changed on the page.
 
     ``diff`` holds the page text's added and removed lines since the last read; ``page_text`` the whole text when
-    the page navigated (``navigated``) or had not been read before; ``truncated`` says what was cut to stay within
-    ``max_tokens``; ``tabs`` is set when the session has more than one tab. With several actions, ``steps`` says
-    what each did and ``failed`` which one failed (``success`` is then False)."""
+    the page navigated (``navigated``), had not been read before, or costs fewer tokens than its change;
+    ``truncated`` says what was cut to stay within ``max_tokens``; ``tabs`` is set when the session has more than one
+    tab. With several actions, ``steps`` says what each did and ``failed`` which one failed (``success`` is then
+    False)."""
 
     success: bool
     message: str
@@ -435,7 +447,7 @@ class ActResult:
             title=raw["title"],
             page_changed=raw["pageChanged"],
             navigated=raw["navigated"],
-            diff=None if diff is None else PageDiff(added=list(diff["added"]), removed=list(diff["removed"])),
+            diff=None if diff is None else PageDiff.from_json(diff),
             page_text=raw.get("pageText"),
             truncated=raw.get("truncated"),
             tabs=None if tabs is None else [TabInfo.from_json(t) for t in tabs],

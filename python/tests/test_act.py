@@ -168,7 +168,11 @@ class ActTest(SessionTestCase):
         actions = self.session.page.observe()
         with self.assertRaises(ServiceError) as covered:
             self.session.page.act(find(actions, r"button: Pay now"), timeout_ms=500)
-        self.assertEqual((covered.exception.code, covered.exception.status), ("action_timeout", 408))
+        self.assertEqual((covered.exception.code, covered.exception.status), ("element_covered", 409))
+        with self.assertRaises(ServiceError) as waited:
+            self.session.page.act({"method": "wait", "arguments": {"text": "never there"}}, timeout_ms=300)
+        self.assertEqual((waited.exception.code, waited.exception.status), ("action_timeout", 408))
+        self.assertIn("within 300 ms", waited.exception.message)
         many = self.session.page.act(find(actions, r"button: Load many"), max_tokens=100)
         self.assertRegex(many.truncated or "", r"^Cut to maxTokens 100: added: \d+ of 300 lines shown")
         [tab] = self.session.refresh().tabs

@@ -28,6 +28,7 @@ export const ERROR_STATUS = {
   integration_error: 422,
   session_closed: 410,
   recording_not_enabled: 409,
+  element_covered: 409,
   session_limit: 429,
   viewer_limit: 429,
   page_crashed: 500,

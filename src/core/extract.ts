@@ -17,20 +17,14 @@ import { takeSnapshot, type PageSnapshot } from './snapshot/index.js';
 export const ExtractOptions = z
   .object({
     instruction: z.string().min(1).optional().describe('What to extract, in natural language.'),
-    schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema of the result; the answer is validated against it.'),
-    selector: z.string().min(1).optional().describe('XPath (optionally prefixed "xpath=") limiting the page to one subtree.'),
-    iframes: z.boolean().optional().describe('Include iframe content (default false).'),
-    modelName: z.string().min(1).optional().describe('Model for this call, e.g. "openai/gpt-4.1-mini" or "anthropic/claude-sonnet-4-6".'),
+    schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema of the result.'),
+    selector: z.string().min(1).optional().describe('XPath ("xpath=" prefix optional) limiting the read to one subtree.'),
+    iframes: z.boolean().optional().describe('Include iframe content (default: when an iframe covers half the viewport).'),
+    modelName: z.string().min(1).optional().describe('Model for this call, e.g. "openai/gpt-4.1-mini".'),
     modelClientOptions: z.record(z.string(), z.unknown()).optional().describe('Model client options: apiKey, baseURL, organization, ...'),
-    domSettleTimeoutMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(300_000)
-      .optional()
-      .describe('Longest wait for the DOM to settle before reading, ms (default 30000).'),
+    domSettleTimeoutMs: z.number().int().min(0).max(300_000).optional().describe('Wait for the DOM to settle, ms (default 30000).'),
     maxTokens: z.number().int().min(100).optional().describe('Page text: most tokens per answer; more comes with nextCursor.'),
-    cursor: z.string().min(1).optional().describe('Page text: nextCursor of the previous answer, for the next part.'),
+    cursor: z.string().min(1).optional().describe("Page text: the last answer's nextCursor."),
   })
   .strict();
 export type ExtractOptions = z.infer<typeof ExtractOptions>;

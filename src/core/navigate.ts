@@ -14,9 +14,9 @@ export const WaitUntil = z.enum(['load', 'domcontentloaded', 'networkidle']);
 
 export const NavigateOptions = z
   .object({
-    referer: z.string().optional().describe('Referer header sent with the navigation request.'),
-    timeout: z.number().int().positive().max(600_000).optional().describe('Navigation timeout in milliseconds (default 30000).'),
-    waitUntil: WaitUntil.optional().describe('When the navigation counts as complete (default "load").'),
+    referer: z.string().optional().describe('Referer header.'),
+    timeout: z.number().int().positive().max(600_000).optional().describe('ms (default 30000).'),
+    waitUntil: WaitUntil.optional().describe('When it counts as loaded (default "load").'),
   })
   .strict();
 

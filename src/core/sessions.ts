@@ -12,6 +12,7 @@ export {
   SessionOptions,
   SESSION_OPTION_NAMES,
   checkOptionRules,
+  listedSessionOptions,
   type SessionOptionsRules,
   type SessionOptionName,
 } from './session/options.js';

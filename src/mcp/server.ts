@@ -42,19 +42,20 @@ export interface McpServerOptions {
 }
 
 const TOOLS = buildTools();
-const LISTED: Tool[] = TOOLS.map((tool) => tool.listing);
-/** tools/list of a server whose operator turned operations off, made once per config. */
+/** tools/list of a server, made once per config. */
 const listedFor = new WeakMap<BrowserService['config'], Tool[]>();
 
-/** The tools a client sees: without the operations the operator turned off (a call to one still answers why). */
+/**
+ * The tools a client sees: without the operations the operator turned off (a call to one still answers why), with the
+ * bounds the operator set (session_start's timeoutMs).
+ */
 function listedTools(config: BrowserService['config']): Tool[] {
-  if (!config.operationsDenied?.length) return LISTED;
   let listed = listedFor.get(config);
   if (!listed) {
     const shown = operations.filter(
       (operation) => !isDenied(operation.name, config) && !(operation.mcp?.foldInto && isDenied(operation.mcp.foldInto, config)),
     );
-    listedFor.set(config, (listed = buildTools(shown).map((tool) => tool.listing)));
+    listedFor.set(config, (listed = buildTools(shown, config).map((tool) => tool.listing)));
   }
   return listed;
 }

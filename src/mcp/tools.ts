@@ -1,6 +1,13 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { annotationsOf, callInput, mcpInput, operations as allOperations, type AnyOperation } from '../core/operations/index.js';
+import {
+  annotationsOf,
+  callInput,
+  listedInput,
+  operations as allOperations,
+  type AnyOperation,
+  type ListingConfig,
+} from '../core/operations/index.js';
 import { toJsonSchema } from '../core/validation.js';
 import { answerForm } from '../door.js';
 
@@ -16,7 +23,8 @@ export interface McpTool {
   listing: Tool;
 }
 
-export function buildTools(operations: readonly AnyOperation[] = allOperations): McpTool[] {
+/** `config`: the server's, for tools/list (bounds its operator sets); without it, those bounds are left unsaid. */
+export function buildTools(operations: readonly AnyOperation[] = allOperations, config?: ListingConfig): McpTool[] {
   const hosts = operations.filter((operation) => !operation.mcp?.foldInto);
   for (const operation of operations) {
     const host = operation.mcp?.foldInto;
@@ -25,7 +33,7 @@ export function buildTools(operations: readonly AnyOperation[] = allOperations):
   }
   return hosts.map((host) => {
     const members = [host, ...operations.filter((operation) => operation.mcp?.foldInto === host.name)];
-    return { name: host.name, operations: members, listing: listing(members) };
+    return { name: host.name, operations: members, listing: listing(members, config) };
   });
 }
 
@@ -37,8 +45,8 @@ export function pickOperation(tool: McpTool, args: Record<string, unknown>): { o
   return { operation: tool.operations.find((operation) => operation.name === name), args: rest };
 }
 
-function listing([host, ...folded]: AnyOperation[]): Tool {
-  const hostInput = mcpInput(host!);
+function listing([host, ...folded]: AnyOperation[], config: ListingConfig | undefined): Tool {
+  const hostInput = listedInput(host!, config);
   let input: z.ZodObject = hostInput;
   let description = host!.description;
   if (folded.length) {
@@ -68,24 +76,20 @@ function listing([host, ...folded]: AnyOperation[]): Tool {
   };
 }
 
-/** Bounds a model never needs to pick a value (lengths, ranges, key patterns) cost tokens on every turn; the server still checks them. */
-const CHECKED_BY_SERVER = new Set([
-  'minLength',
-  'maxLength',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'propertyNames',
-]);
-
-/** The input schema as tools/list shows it: the same shape and descriptions, without the bounds in CHECKED_BY_SERVER and closed objects' `additionalProperties: false`. */
+/**
+ * Schema keywords that say nothing a model can use, left out of tools/list (each costs tokens on every turn): the
+ * key type of a record, and the safe-integer range zod gives every integer. Every bound the server enforces stays in
+ * (`minimum`, `maxLength`, `maxItems`, ...): a model that is not told a limit finds it by an error.
+ */
 function slim(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(slim);
   if (!schema || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
-    if (CHECKED_BY_SERVER.has(key)) continue;
+    if (key === 'propertyNames' && Object.keys(value as object).length === 1) continue;
+    if ((key === 'maximum' || key === 'minimum') && Math.abs(value as number) === Number.MAX_SAFE_INTEGER) continue;
+    // "Not empty" is no limit a model plans for; an empty string is refused with a clear error.
+    if (key === 'minLength' && value === 1) continue;
     // `additionalProperties: false` too: the server refuses unknown fields with a clear error either way.
     if (key === 'additionalProperties' && (value === false || (value && typeof value === 'object' && !Object.keys(value).length))) continue;
     out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, slim(v)])) : slim(value);

@@ -1,5 +1,6 @@
 import { errors as playwrightErrors } from 'playwright-core';
 import { ServiceError } from '../errors.js';
+import type { Cover, Point } from './target.js';
 
 /** Playwright's words for "this method does not apply to this element". */
 const MISFIT = [
@@ -29,7 +30,7 @@ const BLOCKERS: Array<[RegExp, (line: string) => string]> = [
   [/did not find some options/, () => 'the select has no option with that value or label'],
 ];
 
-interface Attempt {
+export interface Attempt {
   method: string;
   /** `[0-5] button "Pay"` or "the page". */
   target: string;
@@ -53,9 +54,62 @@ export function actionError(err: unknown, attempt: Attempt): ServiceError {
   return new ServiceError('internal', `${attempt.method} on ${attempt.target} failed: ${first}`, { cause: err });
 }
 
-function timeoutError(err: Error, message: string, attempt: Attempt): ServiceError {
-  // Playwright dims its call log with ANSI codes; a message for a caller carries none.
-  const log = stripAnsi(message)
+/**
+ * Where a pointer action stood when its timeout ran out, from Playwright's call log: `done` (it happened; only the wait
+ * for a navigation it started was left), `acting` (cut off while the input events went out), `covered` (another element
+ * took the pointer at its last try), `outside` (its box stayed out of the viewport, scrolled or not), `waiting` (for
+ * the element to show, be enabled or stop moving). Undefined for anything but a timeout.
+ */
+export type PointerHold = 'done' | 'acting' | 'covered' | 'outside' | 'waiting';
+
+export function pointerHold(err: unknown): PointerHold | undefined {
+  if (!(err instanceof playwrightErrors.TimeoutError)) return undefined;
+  const log = callLog(err.message);
+  if (log.some((line) => /^\w+ action done$/.test(line))) return 'done';
+  const lastTry = log.findLastIndex((line) => /^(attempting|retrying) \w+ action/.test(line));
+  const tried = log.slice(Math.max(lastTry, 0));
+  const performing = tried.findLastIndex((line) => /^performing /.test(line));
+  if (performing >= 0 && !tried.slice(performing).some((line) => BLOCKERS[0]![0].test(line))) return 'acting';
+  const blocker = log.findLast((line) => BLOCKERS.some(([pattern]) => pattern.test(line))) ?? '';
+  return BLOCKERS[0]![0].test(blocker) ? 'covered' : /outside of the viewport/.test(blocker) ? 'outside' : 'waiting';
+}
+
+/** Playwright's own words for what covered the element, `<div class="overlay">…</div>`, from its call log. */
+export function interceptorOf(err: unknown): string | undefined {
+  const line = callLog(err instanceof Error ? err.message : String(err)).findLast((entry) => BLOCKERS[0]![0].test(entry));
+  return line?.replace(/ intercepts pointer events$/, '');
+}
+
+/**
+ * `element_covered`: at the point an action would press, another element (or none, the page itself) takes the pointer,
+ * and has for the grace a fading cover gets. Says what covers the target, as the page text names it, and what to do.
+ */
+export function coveredError(attempt: Attempt, cover: Cover): ServiceError {
+  const at = (point: Point) => `(${Math.round(point.x)}, ${Math.round(point.y)})`;
+  const keys = 'or use the keyboard (focus it, arrow keys, Enter)';
+  const message =
+    cover.kind === 'element'
+      ? `${cover.cover} covers ${attempt.target}${cover.inside.length ? ` (in it: ${cover.inside.join(', ')})` : ''}, so ${attempt.method} did not happen. ` +
+        `Close or answer it first, or wait for it to go${cover.layer ? '' : '; if it draws the control itself, act on it instead'}.`
+      : cover.kind === 'pointer-events'
+        ? `${attempt.target} does not take the pointer (pointer-events: none${cover.source ? ` on ${cover.source}` : ''}): ${attempt.method} at ${at(cover.at)} ` +
+          `would reach what is behind it, so it did not happen. Act on the element that takes clicks there, ${keys}.`
+        : cover.kind === 'outside'
+          ? `${attempt.target} lies outside the viewport at ${at(cover.at)}, and scrolling does not bring it in (a clipped or transformed ` +
+            `container), so ${attempt.method} did not happen. Scroll its container first, ${keys}.`
+          : `Nothing of ${attempt.target} is drawn at its centre ${at(cover.at)}: it is not where its box says (a zero-size, transformed or ` +
+            `clipped container), so ${attempt.method} did not happen. Act where a screenshot shows it (x, y), ${keys}.`;
+  return new ServiceError('element_covered', message, {
+    details: {
+      cover: cover.kind === 'element' ? cover.cover : cover.kind,
+      ...(cover.kind === 'element' && cover.ref ? { coverRef: cover.ref } : {}),
+    },
+  });
+}
+
+/** Playwright's call log, a line per entry, without its dimming (ANSI codes), bullets and repeat counts. */
+function callLog(message: string): string[] {
+  return stripAnsi(message)
     .split('\n')
     .map((line) =>
       line
@@ -63,6 +117,10 @@ function timeoutError(err: Error, message: string, attempt: Attempt): ServiceErr
         .replace(/^-\s*/, '')
         .replace(/^\d+ × /, ''),
     );
+}
+
+function timeoutError(err: Error, message: string, attempt: Attempt): ServiceError {
+  const log = callLog(message);
   if (/page\.(goBack|goForward|reload)/.test(message))
     return new ServiceError('navigation_timeout', `${attempt.method} did not finish loading within the timeout: ${firstLine(message)}`, {
       cause: err,

@@ -7,13 +7,22 @@ import type { Session } from '../sessions.js';
 import { bounded } from '../page/cdp.js';
 import { resolveRef } from '../snapshot/index.js';
 import { isPasswordRef, refTarget } from '../snapshot/refs.js';
+import { INPUT_FORMATS } from '../snapshot/walker/types.js';
 import { Variables } from '../variables.js';
-import { actionError } from './errors.js';
+import { dateReadings } from './dates.js';
+import { actionError, coveredError, interceptorOf, pointerHold, type PointerHold } from './errors.js';
 import { ELEMENT_METHODS, MAX_UPLOAD_BYTES, METHOD_ARGUMENTS, PAGE_METHODS, POINT_METHODS, type Action, type ActMethod } from './schema.js';
-import { checkPoint, describePoint, resolveSelector, type Point } from './target.js';
+import { checkPoint, coverOf, describePoint, refWords, resolveSelector, type Point } from './target.js';
 
 /** Default longest wait for an element to become actionable. */
 export const ACTION_TIMEOUT_MS = 10_000;
+/**
+ * How long a pointer action waits at a time before act looks at what holds it up: another element covering the target
+ * is then said at once, not after the whole timeout. With COVER_CONFIRM_MS, the grace a fading cover gets.
+ */
+const COVER_SLICE_MS = 800;
+/** How long a trial of the action may take to find the cover gone after a slice that ended covered. */
+const COVER_CONFIRM_MS = 300;
 /** Longest read of the focused field around a click (a page stuck in a script never answers). */
 const FOCUS_READ_MS = 1_000;
 /** After an action that may navigate, how long to wait for the new page to load. */
@@ -36,6 +45,7 @@ export interface Performed {
 }
 
 interface Step {
+  method: ActMethod;
   session: Session;
   page: Page;
   /** Undefined for an action on the page as a whole, or on a selector or a point. */
@@ -89,6 +99,7 @@ export async function performAction(session: Session, action: Action, options: P
         ? `the point (${point.x}, ${point.y})${await describePoint(session, point).then((what) => (what ? `, ${what}` : ''))}`
         : 'the page';
   const step: Step = {
+    method,
     session,
     page: session.page,
     ref,
@@ -127,15 +138,53 @@ function describeRef(session: Session, ref: string): string {
       'ref_not_found',
       `Unknown element ref "${ref}". Refs look like "41" (or "1-41" inside an iframe) and come from the latest page text or observe; read the page again to get fresh ones.`,
     );
-  // The ref's line is in the page text (and the diff): a few words say which one it was; a bare "generic" says nothing.
-  const role = target.role === 'generic' ? '' : target.role;
-  const words = target.name.split(' ');
-  const name = words.length > MESSAGE_NAME_WORDS ? `${words.slice(0, MESSAGE_NAME_WORDS).join(' ')}…` : target.name;
-  return [role, name && JSON.stringify(name)].filter(Boolean).join(' ') || 'element';
+  return refWords(target);
 }
 
-/** Most words of an element's name an action's message repeats. */
-const MESSAGE_NAME_WORDS = 5;
+/** How Playwright is asked for a pointer action: within `timeout`, for real or as a trial (its checks alone). */
+type PointerRun = (options: { timeout: number; trial?: boolean }) => Promise<void>;
+
+/**
+ * A pointer action (click, hover, ...) on an element, which Playwright does once the element is visible, stable,
+ * enabled and what the pointer would hit. It waits in slices of COVER_SLICE_MS: when one ends with another element
+ * taking the pointer (or the element out of the viewport), and a trial finds it still so, the action is refused at
+ * once (`element_covered`, naming the cover) instead of waiting out the timeout; a cover that goes meanwhile (a fading
+ * overlay) is waited out. Nothing is ever forced.
+ */
+async function pointerAction(s: Step, element: Locator, run: PointerRun): Promise<void> {
+  const deadline = Date.now() + s.timeout;
+  for (;;) {
+    const left = deadline - Date.now();
+    const last = left <= COVER_SLICE_MS + COVER_CONFIRM_MS;
+    try {
+      return await run({ timeout: last ? Math.max(left, 1) : COVER_SLICE_MS });
+    } catch (err) {
+      const hold = pointerHold(err);
+      // The events went out; only the wait for a navigation they started ran out (the settle that follows waits for it).
+      if (hold === 'done') return;
+      if (hold === 'covered' || hold === 'outside') {
+        if (last || (await stillHeld(run, hold))) throw await covered(s, element, err);
+      } else if (last || hold !== 'waiting') throw err;
+    }
+  }
+}
+
+/** Whether a trial of the action is still held as the slice was: covered, or outside the viewport. */
+function stillHeld(run: PointerRun, hold: PointerHold): Promise<boolean> {
+  return run({ timeout: COVER_CONFIRM_MS, trial: true }).then(
+    () => false,
+    (err: unknown) => pointerHold(err) === hold,
+  );
+}
+
+/** The `element_covered` error naming what covers the element; Playwright's words for it when the page does not answer. */
+async function covered(s: Step, element: Locator, err: unknown): Promise<Error> {
+  const attempt = { method: s.method, target: s.target, timeoutMs: s.timeout };
+  const cover = await coverOf(s.session, element, s.ref);
+  if (cover) return coveredError(attempt, cover);
+  const said = interceptorOf(err);
+  return said ? coveredError(attempt, { kind: 'element', cover: said, inside: [], layer: false }) : actionError(err, attempt);
+}
 
 /**
  * The mouse at the step's point, bounded by its timeout (plus a press-and-hold's delay): a page stuck in a script never
@@ -187,7 +236,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     const focusedBefore = await focusedValue(s);
     const element = s.point ? undefined : await s.element();
     if (!element) await withMouse(s, (mouse, at) => mouse.click(at.x, at.y, s.args));
-    else await element.click({ ...(s.args as object), timeout: s.timeout + holdMs(s) });
+    else await pointerAction(s, element, (run) => element.click({ ...(s.args as object), ...run, timeout: run.timeout + holdMs(s) }));
     await loaded(s.page);
     const focusedAfter = await focusedValue(s);
     // A pick from a suggestion list fills the field that has focus: the result says what it holds now.
@@ -197,8 +246,10 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     return `${clickVerb(s, 'Clicked')} ${s.target}${held(s)}.${blocked || filled}`;
   },
   dblclick: async (s) => {
-    if (s.point) await withMouse(s, (mouse, at) => mouse.dblclick(at.x, at.y, s.args));
-    else await (await s.element()).dblclick({ ...(s.args as object), timeout: s.timeout + 2 * holdMs(s) });
+    const element = s.point ? undefined : await s.element();
+    if (!element) await withMouse(s, (mouse, at) => mouse.dblclick(at.x, at.y, s.args));
+    else
+      await pointerAction(s, element, (run) => element.dblclick({ ...(s.args as object), ...run, timeout: run.timeout + 2 * holdMs(s) }));
     await loaded(s.page);
     return `${clickVerb(s, 'Double-clicked')} ${s.target}${held(s)}.`;
   },
@@ -206,13 +257,14 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     const element = await s.element();
     const password = await isPassword(s, element);
     await maskIfPassword(s, password, s.args.value as string);
-    await element.fill(s.args.value as string, { timeout: s.timeout });
+    const { value, as } = await inFieldFormat(s, element, s.args.value as string);
+    await element.fill(value, { timeout: s.timeout });
     // What the field holds is read before Enter: a form that submits (or a list that takes the entry) clears it.
-    const holds = await heldValue(s, element, s.args.value as string, password);
-    if (!s.args.submit) return `Filled ${s.target} with ${str(s.shown.value)}.${holds}`;
+    const holds = await heldValue(s, element, value, password);
+    if (!s.args.submit) return `Filled ${s.target} with ${str(s.shown.value)}${as}.${holds}`;
     await element.press('Enter', { timeout: s.timeout });
     await loaded(s.page);
-    return `Filled ${s.target} with ${str(s.shown.value)} and pressed Enter.${holds}${await formBlocked(s, element, true)}`;
+    return `Filled ${s.target} with ${str(s.shown.value)}${as} and pressed Enter.${holds}${await formBlocked(s, element, true)}`;
   },
   type: async (s) => {
     const element = await s.element();
@@ -244,8 +296,9 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   check: (s) => setChecked(s, true),
   uncheck: (s) => setChecked(s, false),
   hover: async (s) => {
-    if (s.point) await withMouse(s, (mouse, at) => mouse.move(at.x, at.y));
-    else await (await s.element()).hover({ timeout: s.timeout });
+    const element = s.point ? undefined : await s.element();
+    if (!element) await withMouse(s, (mouse, at) => mouse.move(at.x, at.y));
+    else await pointerAction(s, element, (run) => element.hover(run));
     return `Hovering over ${s.target}.`;
   },
   scroll: (s) => scroll(s),
@@ -331,7 +384,7 @@ async function setChecked(s: Step, want: boolean): Promise<string> {
   const verb = want ? 'Checked' : 'Unchecked';
   const element = await s.element();
   if ((await element.isChecked({ timeout: s.timeout })) === want) return `${verb} ${s.target} (it already was).`;
-  await element.click({ timeout: s.timeout });
+  await pointerAction(s, element, (run) => element.click(run));
   await loaded(s.page);
   // count() does not wait: a box the page replaced is looked for again at once.
   const attached = (await element.count().catch(() => 0)) > 0;
@@ -414,7 +467,8 @@ async function dragTo(s: Step): Promise<string> {
       : `the point (${x}, ${y})`;
   const at = position ? ` at (${position.x}, ${position.y}) in it` : '';
   const end = target ? await pointIn(target, position, s.timeout) : await checkPoint(s.session, { x: x!, y: y! });
-  if (!s.point) await (await s.element()).hover({ timeout: s.timeout });
+  const element = s.point ? undefined : await s.element();
+  if (element) await pointerAction(s, element, (run) => element.hover(run));
   await withMouse(s, async (mouse, at) => {
     if (s.point) await mouse.move(at.x, at.y);
     await mouse.down();
@@ -430,6 +484,31 @@ async function pointIn(element: Locator, position: Point | undefined, timeout: n
   const box = await element.boundingBox({ timeout });
   if (!box) throw new ServiceError('action_timeout', 'The drop target is not shown on the page.');
   return position ? { x: box.x + position.x, y: box.y + position.y } : { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+/**
+ * What fill puts in a date or time field (INPUT_FORMATS), which the browser empties without a word when given any other
+ * format: a value read one way only (`March 3, 2027`) in the field's format, else `invalid_argument` naming it (`as`
+ * says what was put in, for the message).
+ */
+async function inFieldFormat(s: Step, element: Locator, given: string): Promise<{ value: string; as: string }> {
+  if (!given.trim()) return { value: given, as: '' };
+  const type = await element.evaluate((el) => (el instanceof HTMLInputElement ? el.type : ''), undefined, { timeout: s.timeout });
+  const format = INPUT_FORMATS[type];
+  if (!format) return { value: given, as: '' };
+  const readings = dateReadings(type, given);
+  // A value from a variable is not spelled out in the message, converted or not.
+  const plain = s.shown.value === given;
+  if (readings.length === 1)
+    return { value: readings[0]!, as: readings[0] === given ? '' : plain ? ` as ${str(readings[0])}` : ` in its format ${format}` };
+  const why =
+    readings.length > 1 && plain
+      ? `${str(given)} could be ${readings.join(' or ')}`
+      : `${str(s.shown.value)} cannot be read as one ${type}`;
+  throw new ServiceError(
+    'invalid_argument',
+    `fill does not fit ${s.target}: it takes a ${type} as ${format}, and ${why}. Give it as ${format}.`,
+  );
 }
 
 /**

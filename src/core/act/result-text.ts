@@ -4,7 +4,8 @@ import { settleLine } from './settle-text.js';
 
 /**
  * The act result as a client's model reads it: one line for what was done and where the page is, then the page
- * change as `+ line` / `- line` (or the new page's text), then the truncation note. No JSON: it costs tokens to read.
+ * change in page order (`diff.lines`: `+ line`, `- line`, `  context`), or the page's text (a new page, or one whose
+ * change would cost more to read than the page), then the truncation note. No JSON: it costs tokens to read.
  */
 export function actResultText(result: ActResult, { location }: { location?: PageLocation } = {}): string {
   // Where the page is only when that is news: another URL or title than the last answer showed, a new page or tab.
@@ -14,6 +15,7 @@ export function actResultText(result: ActResult, { location }: { location?: Page
   if (result.steps) lines.push(...result.steps.map((step, i) => `${i + 1}. ${step.message}`));
   if (result.failed) lines.push(`${result.failed.step}. Failed [${result.failed.code}]: ${result.failed.message}`);
   if (result.pageText !== undefined) lines.push(result.navigated ? 'New page:' : 'Page:', result.pageText);
+  else if (result.diff?.lines?.length) lines.push(...result.diff.lines);
   else if (result.diff && (result.diff.added.length || result.diff.removed.length))
     lines.push(...result.diff.removed.map((line) => `- ${line}`), ...result.diff.added.map((line) => `+ ${line}`));
   else if (!result.pageChanged) lines.push('The page text did not change.');

@@ -72,6 +72,9 @@ const Empty = z.object({}).strict();
 export const MAX_UPLOAD_FILES = 20;
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 export const MAX_WAIT_MS = 30_000;
+/** Most screens one scroll moves, and the highest occurrence selectText counts to. */
+export const MAX_SCROLL_SCREENS = 20;
+export const MAX_OCCURRENCE = 1000;
 /** Largest act request a door reads: the largest upload as base64 (4/3 of its bytes) plus 1 MiB for the rest. */
 export const MAX_ACT_INPUT_BYTES = Math.ceil((MAX_UPLOAD_BYTES * 4) / 3) + 1024 * 1024;
 
@@ -104,7 +107,7 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
   scroll: z
     .object({
       direction: z.enum(['up', 'down']).optional().describe('Without it, a ref is scrolled into view and the page down.'),
-      screens: z.number().positive().max(20).optional().describe('How far, in viewport (or element) heights; default 1.'),
+      screens: z.number().positive().max(MAX_SCROLL_SCREENS).optional().describe('How far, in viewport (or element) heights; default 1.'),
     })
     .strict(),
   dragTo: z
@@ -124,7 +127,7 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
   selectText: z
     .object({
       text: z.string().min(1).max(10_000).describe('The words to select, as the element shows them.'),
-      occurrence: z.number().int().min(1).max(1000).optional().describe('Which of several, 1 = the first (default).'),
+      occurrence: z.number().int().min(1).max(MAX_OCCURRENCE).optional().describe('Which of several, 1 = the first (default).'),
     })
     .strict(),
   back: Empty,
@@ -143,33 +146,35 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
   closeTab: z.object({ tabId: z.string().min(1) }).strict(),
 };
 
-/** Each method's arguments as the MCP tool's description shows them in brief (the schema has the whole). */
+/** Each method's arguments as the MCP tool's description shows them in brief, with their bounds (the schema has the whole). */
 export const METHOD_ARGUMENT_HINTS: Record<ActMethod, string> = {
-  click: '{button?, delay?}',
+  click: `{button?, delay? ≤${MAX_HOLD_MS}}`,
   dblclick: '',
   fill: '{value, submit?}',
   type: '{text}',
-  press: '{key, times?}',
+  press: `{key, times? ≤${MAX_PRESS_TIMES}}`,
   selectOption: '{values}',
   check: '',
   uncheck: '',
   hover: '',
-  scroll: '{direction?, screens?}',
+  scroll: `{direction?, screens? ≤${MAX_SCROLL_SCREENS}}`,
   dragTo: '{targetRef | targetSelector | x, y; position?}',
-  upload: '{files: [{name, contentBase64}]}',
-  selectText: '{text, occurrence?}',
+  upload: `{files: [{name, contentBase64}] ≤${MAX_UPLOAD_FILES}, ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB}`,
+  selectText: `{text, occurrence? ≤${MAX_OCCURRENCE}}`,
   back: '',
   forward: '',
   reload: '',
-  wait: '{text | textGone | ms}',
+  wait: `{text | textGone | ms ≤${MAX_WAIT_MS}}`,
   newTab: '{url}',
   selectTab: '{tabId}',
   closeTab: '{tabId}',
 };
 
-/** `click, dblclick, fill {value}, ...`: every method in the table's order, with its arguments in brief. */
+/** `click {button?, delay? ≤10000}, fill {value, submit?}, ...`: the methods that take arguments, in the table's order, with them in brief. */
 export function methodList(): string {
-  return ACT_METHODS.map((method) => (METHOD_ARGUMENT_HINTS[method] ? `${method} ${METHOD_ARGUMENT_HINTS[method]}` : method)).join(', ');
+  return ACT_METHODS.filter((method) => METHOD_ARGUMENT_HINTS[method])
+    .map((method) => `${method} ${METHOD_ARGUMENT_HINTS[method]}`)
+    .join(', ');
 }
 
 /** What each method does, in one line a model reads (the agent's tool descriptions). */
@@ -200,10 +205,10 @@ export const Action = z
   .object({
     ref: z.string().min(1).optional().describe('From the page text, e.g. "12".'),
     selector: z.string().min(1).max(2000).optional().describe('Matching one visible element.'),
-    x: z.number().optional().describe('Viewport CSS px, as a screenshot at scale 1 shows them.'),
+    x: z.number().optional().describe('CSS px, as a screenshot at scale 1 shows them.'),
     y: z.number().optional(),
     method: ActMethod,
-    arguments: z.record(z.string(), z.unknown()).optional().describe('Per method, e.g. fill {value}, press {key}, selectOption {values}.'),
+    arguments: z.record(z.string(), z.unknown()).optional().describe('Per method, e.g. fill {value}.'),
     description: z.string().optional().describe('Ignored: lets an observe result be passed as is.'),
   })
   .strict();
@@ -222,12 +227,9 @@ export const ActRequest = z
       .min(1)
       .max(MAX_ACTIONS)
       .optional()
-      .describe(`Several, each like action, run in order (at most ${MAX_ACTIONS}); stops at the first that fails. One answer.`),
-    instruction: z.string().min(1).optional().describe('What to do in words ("click the sign-in button"); a model picks the action.'),
-    variables: z
-      .record(z.string(), z.string())
-      .optional()
-      .describe('Values for %name% placeholders in arguments, filled in after inference and never shown to a model.'),
+      .describe('Each like action, run in order; stops at the first that fails. One answer.'),
+    instruction: z.string().min(1).optional().describe('What to do, in words; a model picks the action.'),
+    variables: z.record(z.string(), z.string()).optional().describe('Values for %name% placeholders in arguments, never shown to a model.'),
     modelName: z.string().min(1).optional(),
     modelClientOptions: z.record(z.string(), z.unknown()).optional(),
     timeoutMs: z
@@ -250,7 +252,7 @@ export const ActRequest = z
       .min(0)
       .max(MAX_SETTLE_MS)
       .optional()
-      .describe(`Longest wait for the page to finish reacting before it is read, ms (default ${DEFAULT_SETTLE_MS}).`),
+      .describe(`Wait for the page to settle after, ms (default ${DEFAULT_SETTLE_MS}).`),
   })
   .strict();
 export type ActRequest = z.infer<typeof ActRequest>;
@@ -272,10 +274,27 @@ export const ActResult = z.object({
   pageChanged: z.boolean().describe('The page text or URL differs from before the action.'),
   navigated: z.boolean().describe('The page now shows another document: pageText is the new page.'),
   diff: z
-    .object({ added: z.array(z.string()), removed: z.array(z.string()) })
+    .object({
+      added: z.array(z.string()),
+      removed: z.array(z.string()),
+      lines: z
+        .array(z.string())
+        .optional()
+        .describe(
+          'The change as the text answer shows it, in page order: "+ line", "- line", "- N lines (first … last)" for a run ' +
+            'removed, "  line" for an unchanged line beside a change (the label of a value that changed). Absent when it ' +
+            'would be the removed lines, then the added ones.',
+        ),
+    })
     .optional()
-    .describe('Lines of the page text added and removed since the last read (same document).'),
-  pageText: z.string().optional().describe('The page text after the action, when it navigated or the page had not been read before.'),
+    .describe(
+      'Lines of the page text added and removed since the last read (same document), each in page order; a stretch ' +
+        'reordered or rewritten counts as all removed and all added.',
+    ),
+  pageText: z
+    .string()
+    .optional()
+    .describe('The page text after the action: it navigated, had not been read before, or costs fewer tokens than its change.'),
   truncated: z.string().optional().describe('Says what was cut to stay within maxTokens.'),
   settled: Settled.optional(),
   steps: z
@@ -295,9 +314,9 @@ export type ActResult = z.infer<typeof ActResult>;
 
 export const ObserveRequest = z
   .object({
-    instruction: z.string().min(1).optional().describe('Which elements to find, in words; without it every interactive element.'),
+    instruction: z.string().min(1).optional().describe('Which elements, in words.'),
     selector: z.string().min(1).optional().describe('XPath limiting the search to one subtree.'),
-    iframes: z.boolean().optional().describe('Include iframe content (default false).'),
+    iframes: z.boolean().optional().describe('Include iframe content (default: when an iframe covers half the viewport).'),
     modelName: z.string().min(1).optional(),
     modelClientOptions: z.record(z.string(), z.unknown()).optional(),
     domSettleTimeoutMs: z.number().int().min(0).max(300_000).optional(),

@@ -98,12 +98,15 @@ async function runAgentActions(env: ToolEnv, actions: Action[]): Promise<ToolOut
 }
 
 /**
- * act's text of the result (what was done, then the lines added and removed), with the URL when it changed; a new
- * document is not repeated here, since the next page state shows it whole.
+ * act's text of the result (what was done, then the page's change), with the URL when it changed; a page answered
+ * whole (a new document, a change that costs more than the page) is not repeated here: the next page state shows it.
  */
 export function agentResultText(result: ActResult, urlChanged: boolean): string {
-  const shown: ActResult = result.navigated ? { ...result, pageText: undefined, truncated: undefined } : result;
+  // The page's text (a new page, or a change that costs more than the page) is in the next page state, whole.
+  const whole = result.pageText !== undefined;
+  const shown: ActResult = whole ? { ...result, pageText: undefined, diff: undefined, truncated: undefined } : result;
   const location = urlChanged || result.navigated ? { url: result.url, title: result.title } : undefined;
   const text = actResultText(shown, { location });
-  return result.navigated ? `${text}\nA new page: the next page state shows it.` : text;
+  if (!whole) return text;
+  return `${text}\n${result.navigated ? 'A new page' : 'The page changed throughout'}: the next page state shows it.`;
 }

@@ -107,6 +107,11 @@ export const AgentExecuteRequest = z
   })
   .strict();
 
+/** The request as tools/list shows it: executeOptions without the Python client's snake_case twins, which no model needs. */
+export const AgentExecuteListedRequest = AgentExecuteRequest.extend({
+  executeOptions: z.union([z.string().min(1), AgentExecuteOptionsObject]),
+});
+
 /** What BrowserService.agentExecute takes: the wire request, or the library's richer config. */
 export interface AgentExecuteRequest {
   agentConfig?: AgentConfig;

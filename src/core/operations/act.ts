@@ -35,9 +35,9 @@ export const actOperation = defineSessionOperation({
   title: 'Act on the page',
   description:
     'Do one thing on the page: action {ref | selector | x, y, method, arguments} (no model), actions [several, in order], or instruction ' +
-    '("click sign in", a model picks it). ref: from the page text; selector: Playwright\'s ("text=Edit", "css=#go"); ' +
-    `x, y: viewport px (click, dblclick, hover, dragTo). Methods: ${methodList()}. Right-click: click {button: "right"}; ` +
-    'press and hold: click {delay: ms}. %name% in arguments is filled from variables, never shown. ' +
+    '("click sign in", a model picks it). selector: Playwright\'s ("text=Edit", "css=#go"); ' +
+    `x, y: viewport px (click, dblclick, hover, dragTo). Arguments: ${methodList()}. Right-click: click {button: "right"}; ` +
+    'press and hold: click {delay: ms}. ' +
     'Returns the page change once it settles (+ added / - removed lines, or the new page).',
   summary:
     'One action on the page, {action: {ref | selector | x, y, method, arguments}}, several in order {actions: [...]} or ' +

@@ -1,5 +1,5 @@
 import { runAgent } from '../agent/loop.js';
-import { AgentExecuteRequest, AgentResult } from '../agent/schema.js';
+import { AgentExecuteListedRequest, AgentExecuteRequest, AgentResult } from '../agent/schema.js';
 import { defineSessionOperation } from './define.js';
 
 export const agentExecuteOperation = defineSessionOperation({
@@ -8,13 +8,13 @@ export const agentExecuteOperation = defineSessionOperation({
   description:
     "Hand a multi-step task to an autonomous agent that drives the session's page with its own model until done. " +
     'executeOptions: the task as a string, or {instruction, maxSteps, ...}; write secrets as %name% and pass their ' +
-    'values in variables (never shown to the model). agentConfig: provider, model, MCP integrations. Returns success, ' +
-    'message, the actions taken and token usage. The session is busy meanwhile.',
+    'values in variables. Returns success, message, the actions taken and token usage. The session is busy meanwhile.',
   summary: 'Run the autonomous agent on the session until the instruction is done or maxSteps is reached.',
   input: AgentExecuteRequest,
   output: AgentResult,
   kind: 'destructive',
   streams: true,
+  mcp: { listedInput: () => AgentExecuteListedRequest },
   example: { executeOptions: 'Say done.' },
   rest: { method: 'POST', path: '/v1/sessions/{id}/agentExecute', operationId: 'SessionAgentExecute' },
   text: agentSummary,

@@ -24,7 +24,17 @@ export interface McpPlacement {
   foldInto?: string;
   /** Defaults the MCP door alone applies, shown in its input schema: MCP clients drop big results (`{maxTokens: 20000}`). */
   defaults?: Record<string, unknown>;
+  /**
+   * The input as tools/list shows it on a server with this config, where it differs from `input`: a bound the operator
+   * sets (session_start's timeoutMs, at most --session-idle-timeout), or without a wire alias no model needs (the
+   * Python client's snake_case names). Calls are still checked against `input`, and the core. `config` is undefined for
+   * a listing made without a server (tests, the manifest).
+   */
+  listedInput?(config: ListingConfig | undefined): z.ZodObject;
 }
+
+/** What of the server's config tools/list depends on. */
+export type ListingConfig = Pick<BrowserService['config'], 'sessionIdleTimeoutMs'>;
 
 /** An operation that answers bytes (a screenshot, a recording): REST sends the bytes, MCP an image or resource block. */
 export interface BinaryAnswer<O> {
@@ -180,18 +190,18 @@ export function produced<T extends { usage?: Usage; location?: PageLocation }>({
   return { result, ...(usage ? { usage } : {}), ...(location ? { location } : {}) };
 }
 
-/** `sessionId` as every door but REST (which has it in the path) takes it. */
-export const SessionIdField = z.string().min(1).describe('Id from session_start.');
+/** `sessionId` as every door but REST (which has it in the path) takes it; session_start's description says where it comes from. */
+export const SessionIdField = z.string().min(1);
 
-/** The input every door but REST validates: `sessionId` plus the operation's own fields. */
-export function callInput(operation: AnyOperation): z.ZodObject {
-  if (operation.session === false) return operation.input;
-  return operation.input.extend({ sessionId: SessionIdField });
+/** The input every door but REST validates: `sessionId` plus the operation's own fields (`own`: as listed for a config). */
+export function callInput(operation: AnyOperation, own: z.ZodObject = operation.input): z.ZodObject {
+  if (operation.session === false) return own;
+  return own.extend({ sessionId: SessionIdField });
 }
 
-/** The input the MCP door validates and lists: `callInput` with the operation's MCP-only defaults. */
-export function mcpInput(operation: AnyOperation): z.ZodObject {
-  const input = callInput(operation);
+/** The input the MCP door validates: `callInput` with the operation's MCP-only defaults (`own`: as listed instead). */
+export function mcpInput(operation: AnyOperation, own: z.ZodObject = operation.input): z.ZodObject {
+  const input = callInput(operation, own);
   const defaults = operation.mcp?.defaults;
   if (!defaults) return input;
   const shape: Record<string, z.ZodType> = {};
@@ -201,6 +211,11 @@ export function mcpInput(operation: AnyOperation): z.ZodObject {
     shape[key] = inner.default(value as never);
   }
   return input.extend(shape);
+}
+
+/** The input tools/list shows on a server with this config: `mcpInput`, as `mcp.listedInput` lists it. */
+export function listedInput(operation: AnyOperation, config?: ListingConfig): z.ZodObject {
+  return mcpInput(operation, operation.mcp?.listedInput?.(config) ?? operation.input);
 }
 
 export function needsSession(operation: AnyOperation): boolean {

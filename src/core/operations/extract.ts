@@ -15,7 +15,7 @@ export const extractOperation = defineSessionOperation({
     'Read the page. No instruction or schema: {pageText}, the page as compact text with refs like [12] on links, ' +
     'buttons and fields (no model; long pages come in parts: pass nextCursor as cursor). Instruction alone: ' +
     '{extraction} from a model. schema (JSON Schema): an object valid against it; "uri"/"url" fields get the real ' +
-    'hrefs of the page; a non-object schema comes back as {value}. selector (XPath) limits the read.',
+    'hrefs of the page; a non-object schema comes back as {value}.',
   summary:
     'Extract data from the page: {pageText} with no options, {extraction} for an instruction, or an object valid against a JSON Schema ({value} and wrapped: true for a non-object schema).',
   input: ExtractOptions,

@@ -13,7 +13,7 @@ export const navigateOperation = defineSessionOperation({
   name: 'navigate',
   title: 'Navigate a session',
   description:
-    'Open a URL in the session (or a frame, frameId) and wait until it loads. Answers the URL, status and title, then ' +
+    'Open a URL (in a frame: frameId) and wait until it loads. Answers the URL, status and title, then ' +
     'the page text with refs (pageText: false for none); headers, redirects and timing are in structuredContent. ' +
     'A 404 or 500 page still succeeds: check the status.',
   summary: 'Navigate the browser of the session to a URL.',

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { MAX_STORAGE_STATE_BYTES, ProfileInfo, ProfileList, SaveProfileRequest, StateRequest, StorageState } from '../profiles/index.js';
+import {
+  MAX_PROFILES_PER_KEY,
+  MAX_STORAGE_STATE_BYTES,
+  ProfileInfo,
+  ProfileList,
+  ProfileNameField,
+  SaveProfileRequest,
+  StateRequest,
+  StorageState,
+} from '../profiles/index.js';
 import { defineOperation, defineSessionOperation } from './define.js';
 
 /**
@@ -31,7 +40,7 @@ export const profileList = defineOperation({
 export const profileSave = defineSessionOperation({
   name: 'profile_save',
   title: 'Save a session as a profile',
-  description: "save session's login as name.",
+  description: `save session's login as name (at most ${MAX_PROFILES_PER_KEY} per key).`,
   summary: "Save the session's state as a named profile of the caller's key (default: the one it started from); the last save wins.",
   input: SaveProfileRequest,
   output: ProfileInfo,
@@ -50,7 +59,7 @@ export const profileDelete = defineOperation({
   title: 'Delete a profile',
   description: 'delete name.',
   summary: "Delete one of the caller's profiles by name.",
-  input: z.object({ name: z.string().min(1).max(64) }).strict(),
+  input: z.object({ name: ProfileNameField }).strict(),
   output: z.object({ success: z.literal(true) }),
   kind: 'destructive',
   session: false,

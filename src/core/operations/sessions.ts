@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SessionInfoSchema, SessionOptions } from '../sessions.js';
+import { listedSessionOptions, SessionInfoSchema, SessionOptions } from '../sessions.js';
 import { EndSessionRequest } from '../profiles/index.js';
 import { defineOperation } from './define.js';
 import { MAX_START_BODY_BYTES } from './profiles.js';
@@ -17,6 +17,7 @@ export const sessionStart = defineOperation({
   kind: 'action',
   session: false,
   answer: 'plain',
+  mcp: { listedInput: (config) => (config ? listedSessionOptions(config.sessionIdleTimeoutMs) : SessionOptions) },
   example: {},
   // A storage state may be 5 MiB (src/core/storage).
   rest: { method: 'POST', path: '/v1/sessions/start', operationId: 'SessionStart', quick: true, bodyLimit: MAX_START_BODY_BYTES },

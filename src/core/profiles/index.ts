@@ -10,4 +10,4 @@ export {
 } from '../storage/schema.js';
 export { readStorageState, StateRequest, stateSummary } from '../storage/session-state.js';
 export { MAX_PROFILES_PER_KEY, ProfileInfo, ProfileList, ProfileName, ProfileStore, type ProfileStoreOptions } from './profiles.js';
-export { EndSessionRequest, SaveProfileRequest, SessionProfiles, type SessionStart } from './start.js';
+export { EndSessionRequest, ProfileNameField, SaveProfileRequest, SessionProfiles, type SessionStart } from './start.js';

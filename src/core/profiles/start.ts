@@ -8,13 +8,18 @@ import { parseInput } from '../validation.js';
 import { parseStorageState, type StorageState } from '../storage/schema.js';
 import { readStorageState, type StateRequest } from '../storage/session-state.js';
 
-/** A profile name as the doors take it; the core checks it against ProfileName (kept out of the tool schemas: tokens). */
-const NameField = z.string().min(1).max(64);
+/**
+ * A profile name as the doors take it, its characters said in words (a pattern costs tools/list three times the
+ * tokens); the core checks it against ProfileName.
+ */
+export const ProfileNameField = z.string().min(1).max(64).describe('letters, digits, spaces, . _ @ -');
 
 /** What session_start takes from this feature: two fields of SessionOptions (src/core/session/options.ts). */
 export type SessionStart = Pick<SessionOptions, 'storageState' | 'profile'>;
 
-export const SaveProfileRequest = z.object({ name: NameField.optional().describe('default: its profile') }).strict();
+export const SaveProfileRequest = z
+  .object({ name: ProfileNameField.optional().describe('letters, digits, spaces, . _ @ -; default: its profile') })
+  .strict();
 export type SaveProfileRequest = z.infer<typeof SaveProfileRequest>;
 
 export const EndSessionRequest = z.object({ saveProfile: z.boolean().optional().describe('save to its profile first') }).strict();

@@ -89,14 +89,25 @@ function validTimeZone(value: string): boolean {
 
 const noLineBreak = (value: string) => !/[\r\n\0]/.test(value);
 /*
- * Lengths and integer checks are refinements, not JSON Schema keywords: every door still enforces them, and the MCP
- * tools/list (a model reads it on every turn, 3,000-token budget) stays short. The limits are in docs/sessions.md.
+ * Lengths and ranges are refinements, for their messages, each stated in the JSON Schema too (meta: maxLength, minimum,
+ * maximum), so the tools/list a model reads says every limit before a call runs into it (docs/sessions.md).
  */
-const text = (max: number) => z.string().refine((value) => value.length <= max, `at most ${max} characters`);
+const text = (max: number) =>
+  z
+    .string()
+    .refine((value) => value.length <= max, `at most ${max} characters`)
+    .meta({ maxLength: max });
 const line = (max: number) => text(max).refine(noLineBreak, 'no line breaks');
 const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z.number().refine((value) => Number.isInteger(value) && value >= min && value <= max, `a whole number from ${min} to ${max}`);
-const between = (min: number, max: number) => z.number().refine((value) => value >= min && value <= max, `from ${min} to ${max}`);
+  z
+    .number()
+    .refine((value) => Number.isInteger(value) && value >= min && value <= max, `a whole number from ${min} to ${max}`)
+    .meta({ type: 'integer', minimum: min, maximum: max });
+const between = (min: number, max: number) =>
+  z
+    .number()
+    .refine((value) => value >= min && value <= max, `from ${min} to ${max}`)
+    .meta({ minimum: min, ...(max < Number.MAX_VALUE ? { maximum: max } : {}) });
 const size = integer(MIN_VIEWPORT, MAX_VIEWPORT);
 
 export const SessionProxy = z
@@ -165,12 +176,14 @@ export const SessionOptions = z
             });
         }
       })
+      .meta({ maxProperties: MAX_HEADERS })
       .optional(),
     javaScriptEnabled: z.boolean().optional(),
     proxy: SessionProxy.optional(),
     blockResources: z
       .array(z.enum(BLOCKABLE_RESOURCES))
       .refine((types) => new Set(types).size === types.length, 'each type once')
+      .meta({ uniqueItems: true })
       .optional(),
     blockUrls: z
       .array(
@@ -185,18 +198,28 @@ export const SessionOptions = z
           }),
       )
       .refine((globs) => globs.length <= MAX_BLOCK_URLS, `at most ${MAX_BLOCK_URLS} globs`)
+      .meta({ maxItems: MAX_BLOCK_URLS })
       .optional()
       .describe('URL globs'),
-    timeoutMs: integer(MIN_SESSION_TIMEOUT_MS).optional().describe('idle timeout'),
+    timeoutMs: integer(MIN_SESSION_TIMEOUT_MS)
+      .optional()
+      .describe("idle timeout, ms; at most the server's --session-idle-timeout (default 900000)"),
     // Storage state and profiles (src/core/storage, src/core/profiles, docs/profiles.md): the service checks the state's shape and the
     // profile name (kept out of the schema: tools/list tokens) and loads the profile before the context starts.
-    storageState: z.unknown().optional().describe('Playwright storage state'),
+    storageState: z.unknown().optional().describe('Playwright storage state (≤5 MiB, 3000 cookies, 100 origins)'),
     profile: text(64).optional().describe('saved profile name'),
     // A recording (src/core/recording, docs/recording.md) is an option like the others: the operator may deny it.
     record: RecordOption.optional(),
   })
   .strict();
 export type SessionOptions = z.infer<typeof SessionOptions>;
+
+/** SessionOptions as tools/list shows them on a server whose idle timeout is `serverIdleTimeoutMs`: timeoutMs's bound. */
+export function listedSessionOptions(serverIdleTimeoutMs: number): z.ZodObject {
+  return SessionOptions.extend({
+    timeoutMs: integer(MIN_SESSION_TIMEOUT_MS, serverIdleTimeoutMs).optional().describe('idle timeout, ms'),
+  });
+}
 export type SessionOptionName = keyof SessionOptions;
 export const SESSION_OPTION_NAMES = Object.keys(SessionOptions.shape) as SessionOptionName[];
 

@@ -8,7 +8,10 @@ export interface WalkNode {
   v?: string;
   /** The element's id in this document, for refs and iframe slots. */
   i?: number;
-  /** States and properties: level, url, focusable, checked, pressed, selected, expanded, disabled, required, readonly. */
+  /**
+   * States and properties: level, url, focusable, checked, pressed, selected, expanded, disabled, required, readonly;
+   * a slider's min, max and vertical; a date or time input's type and format (INPUT_FORMATS); focused.
+   */
   p?: Record<string, string | number | boolean>;
   c?: Array<WalkNode | string>;
   /** Ignored: transparent, its content is read in its place. */
@@ -49,3 +52,15 @@ export type WalkResult =
 
 /** Registry key (Symbol.for) of the reader's per-document state in its world: document token, element ids, latest refs. */
 export const WALKER_STATE_KEY = 'bsm.pagetext';
+
+/**
+ * The one value format of each date and time input type: what its line says and what fill takes (`hh:mm` is 24-hour);
+ * the browser empties such a field given anything else. A step under a minute adds `:ss` to the time.
+ */
+export const INPUT_FORMATS: Readonly<Record<string, string>> = {
+  date: 'yyyy-mm-dd',
+  time: 'hh:mm',
+  'datetime-local': 'yyyy-mm-ddThh:mm',
+  month: 'yyyy-mm',
+  week: 'yyyy-Www',
+};
