@@ -3,6 +3,7 @@ import type { NavigatePolicy } from '../navigate.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
 import { lastRead, type LastRead } from '../snapshot/last-read.js';
+import { withoutFocus } from '../snapshot/render.js';
 import { DEFAULT_SETTLE_MS, latestMark, markAction, settleAfterAction, type Settled } from '../settle/index.js';
 import { Variables } from '../variables.js';
 import { DEFAULT_CHANGE_TOKENS, pageChange, type PageChange } from './page-change.js';
@@ -143,7 +144,8 @@ async function readChange(
       { signal },
     );
     const after = lastRead(session)!;
-    const redacted = (read: LastRead) => ({ ...read, text: variables.redact(read.text) });
+    // Where the focus went is no change to show: a field left for a button would be two lines of every diff.
+    const redacted = (read: LastRead) => ({ ...read, text: withoutFocus(variables.redact(read.text)) });
     const change = pageChange(before && redacted(before), redacted(after), urlBefore, maxTokens);
     return { change, title: snapshot.title };
   } catch (err) {

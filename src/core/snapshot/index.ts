@@ -7,7 +7,7 @@ import { DEFAULT_CALL_TIMEOUT_MS, pageSession } from '../page/cdp.js';
 import { compactLines } from './compact.js';
 import { rememberRead } from './last-read.js';
 import { metaLine } from './meta.js';
-import { fillFrameSlots, flatten, isSlot, stampFrames, type FrameRefs } from './frames.js';
+import { flatten, framesHoldMainContent, readFrames, stampFrames, type FrameRefs } from './frames.js';
 import { readFrame } from './read.js';
 import { elementRef, MAIN_REF_FRAME, REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
 import { Renderer } from './render.js';
@@ -27,6 +27,10 @@ export interface PageSnapshot {
 export interface SnapshotOptions {
   /** XPath, optionally prefixed "xpath=". */
   selector?: string;
+  /**
+   * Read the content of iframes in place (true), or show each as one line (false). Left out: in place when an iframe
+   * holds the page's main content (at least half the viewport wide and high, on a page of under 1,000 characters of its own), else one line each.
+   */
   iframes?: boolean;
   domSettleTimeoutMs?: number;
   /** Longest wait for any one browser call; a page stuck in a script loop fails with `timeout` after it. */
@@ -76,14 +80,16 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const xpath = options.selector === undefined ? undefined : xpathOf(options.selector);
   const read = await readFrame(cdp, undefined, xpath, xpath === undefined);
   throwIfAborted(ctx.signal);
+  const iframes = options.iframes ?? (page.frames().length > 1 && (await framesHoldMainContent(cdp, read)));
   const mainId = session.frameId(page.mainFrame());
   // Main-frame refs are bare numbers ("12", one o200k token) unless iframe content is inlined beside them ("0-12", "1-3").
-  const inlined = options.iframes === true && page.frames().length > 1;
+  const inlined = iframes && page.frames().length > 1;
   session.state.set(MAIN_REF_FRAME, mainId);
-  const renderer = new Renderer(inlined ? `${mainId}-` : '', options.iframes ?? false, refNumbers(session, mainId, read), read.hidden);
+  const renderer = new Renderer(inlined ? `${mainId}-` : '', iframes, refNumbers(session, mainId, read), read.hidden);
   renderer.render(read.root);
   const frames: FrameRefs[] = [{ frameId: mainId, refs: renderer.refs, read }];
-  if (options.iframes) await fillFrameSlots(session, renderer.lines.filter(isSlot), read, cdp, callTimeoutMs, frames);
+  if (iframes)
+    frames.push(...(await readFrames(session, { cdp, read, lines: renderer.lines }, { timeoutMs: callTimeoutMs, signal: ctx.signal })));
 
   const targets = new Map<string, RefTarget>();
   for (const { frameId, refs, read: frameRead } of frames) {
@@ -107,7 +113,7 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const body = compactLines(flatten(renderer.lines)).join('\n');
   const meta = metaLine(read.meta, { url, title: read.title, text: body });
   const text = mask(meta ? `${meta}\n${body}` : body);
-  if (options.selector === undefined) rememberRead(session, { text, url, document: read.document, iframes: options.iframes ?? false });
+  if (options.selector === undefined) rememberRead(session, { text, url, document: read.document, iframes });
   return { text, refs, url: mask(url), title: mask(read.title) };
 }
 

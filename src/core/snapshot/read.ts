@@ -280,6 +280,8 @@ function toTree(top: WalkNode): Omit<FrameRead, 'document' | 'title' | 'worlds' 
   const passwords = new Set<number>();
   const frameStamps = new Map<number, string>();
   let hiddenId = -1;
+  /** Elements holding an iframe. */
+  const framed = new Set<PageNode>();
   const add = (walked: WalkNode | string, parent: PageNode | undefined): PageNode => {
     if (typeof walked === 'string') return { role: 'StaticText', name: walked, ignored: false, parent, children: [] };
     const node: PageNode = { role: walked.r, name: walked.n ?? '', ignored: walked.g === 1, parent, children: [] };
@@ -293,9 +295,29 @@ function toTree(top: WalkNode): Omit<FrameRead, 'document' | 'title' | 'worlds' 
     if (walked.pw && walked.i !== undefined) passwords.add(walked.i);
     if (walked.f !== undefined && walked.i !== undefined) frameStamps.set(walked.i, walked.f);
     if (walked.c) node.children = walked.c.map((kid) => add(kid, node));
+    if (node.children.some((kid) => kid.role === 'Iframe' || framed.has(kid))) {
+      framed.add(node);
+      if (!INTERACTIVE.has(node.role)) asContainer(node);
+    }
     return node;
   };
   return { root: add(top, undefined), hidden, passwords, frameStamps };
+}
+
+/** What makes an element with no control role one line with a ref, its content folded into its name. */
+const ACTING_PROPS = ['clickable', 'focusable', 'state', 'icon', 'borrowed'];
+
+/**
+ * An element that only handles clicks or takes focus, and holds a frame, is read as a container: React and Vue listen
+ * on the app's root element, which the walker takes for a target when it holds no control, and a target is one line
+ * whose content the renderer folds into its name, so a frame inside (an app that embeds frames) would never be read.
+ * A person acts on what is in the frame, as on the controls an element delegates for (walker/clickable.ts).
+ */
+function asContainer(node: PageNode): void {
+  if (!node.props || !ACTING_PROPS.some((prop) => prop in node.props!)) return;
+  const props = Object.fromEntries(Object.entries(node.props).filter(([prop]) => !ACTING_PROPS.includes(prop)));
+  if (Object.keys(props).length) node.props = props;
+  else delete node.props;
 }
 
 /**

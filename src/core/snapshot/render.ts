@@ -177,6 +177,12 @@ export class Renderer {
   /** The name of the container line just written: a legend or caption repeating it is dropped. */
   private header = '';
   private afterLink = false;
+  /** Inside a clickable element whose words are on its own line: its controls follow without those words. */
+  private controlsOnlyDepth = 0;
+  /** A toggle's row words, said in its name, that the text after it may still repeat. */
+  private skipWords = '';
+  /** Role and name of toggles labelled alike on two or more rows (see labelsOnRows). */
+  private sameOnEveryRow = new Set<string>();
 
   constructor(
     private readonly refPrefix: string,
@@ -187,6 +193,7 @@ export class Renderer {
   ) {}
 
   render(root: PageNode, depth = 0): Array<string | FrameSlot> {
+    this.sameOnEveryRow = labelsOnRows(root);
     this.node(root, depth, false);
     this.flush();
     return this.lines;
@@ -239,6 +246,11 @@ export class Renderer {
   }
 
   private text(value: string, depth: number): void {
+    if (this.skipWords) {
+      const piece = clean(value);
+      if (piece && this.skipWords.startsWith(piece)) return void (this.skipWords = this.skipWords.slice(piece.length).trim());
+      if (piece) this.skipWords = '';
+    }
     // A space between inline pieces (`<a>x</a> <a>y</a>`) keeps them apart; clean() drops it at a line's ends.
     if (!value.trim()) return void (this.line.length && !value.includes('\n') && this.line.push(' '));
     // Only preformatted text (<pre>, white-space: pre*) keeps a line break in its accessible text: code stays code.
@@ -335,6 +347,7 @@ export class Renderer {
 
   /** `[ref] role: name = "value" (states)`; text before it on the same line stays, the element ends the line. */
   private control(node: PageNode, r: string, depth: number): void {
+    this.skipWords = '';
     // A focusable element without a name (a div with tabindex) is labelled by its text; so is an element that only
     // handles clicks (an inbox row), whose controls inside then follow on lines of their own.
     const clickable = node.props?.clickable === true && !INTERACTIVE.has(r);
@@ -343,19 +356,34 @@ export class Renderer {
     let label =
       clean(node.name) ||
       (!inside ? clean(spacedText(node)) : clickable ? clean(spacedText(node, (kid) => this.isInteractive(kid, kid.role))) : '');
+    // A toggle labelled the same on every row (`Toggle Todo`) is named by its row's words.
+    const row = stringProp(node, 'row');
+    if (row && this.sameOnEveryRow.has(`${r}\u0000${label}`)) label = clean(row);
     // A name borrowed from the row: whole when it stands in for the lines just before (which go), else its first words.
     const borrowed = node.props?.borrowed === true ? label : '';
-    if (borrowed && !(this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
+    let before = false;
+    if (borrowed && !(before = this.line.length === 0 && this.dropRepeated(label))) label = firstWords(label);
+    // Words that follow it in its row are not said twice: a toggle says them (`checkbox: walk dog`) and they go; another
+    // control (an expander's icon) says none, and the row's words join its line instead.
+    const follow =
+      borrowed !== '' &&
+      this.controlsOnlyDepth === 0 &&
+      !before &&
+      !says(clean(this.line.join('')), borrowed) &&
+      says(wordsAfter(node), label.replace(/…$/, ''));
+    const joinRow = follow && !TOGGLES.has(r);
+    this.skipWords = follow && !joinRow ? borrowed : '';
     const icon = stringProp(node, 'icon');
     const ref = `${this.refPrefix}${node.elementId === undefined ? 'x' : this.numbers.of(node.elementId, () => refKey(r, label, icon, this.before()))}`;
     const href = r === 'link' ? stringProp(node, 'url') : undefined;
     if (node.elementId !== undefined) this.refs.set(ref, { role: r, name: label, elementId: node.elementId, href });
     if (r === 'link' && !this.hasInteractiveInside(node)) return this.link(node, label, ref, href, depth);
-    const role = DISPLAY_ROLE[r] ?? r;
+    // A date or time field says which it is (`date`, `time`, `datetime-local`, `month`, `week`).
+    const role = (r === 'textbox' && stringProp(node, 'type')) || (DISPLAY_ROLE[r] ?? r);
     let text = `[${ref}]${role ? ` ${role}` : ''}`;
     // A name borrowed from a row that is on this very line already (a grid row: `AH Chen Wei … [3] button (icon:
     // trash)`) is not said twice; the ref keeps it, for act's messages.
-    const shown = borrowed && this.rowDepth > 0 && says(clean(this.line.join('')), borrowed) ? '' : label;
+    const shown = joinRow || (borrowed && this.rowDepth > 0 && says(clean(this.line.join('')), borrowed)) ? '' : label;
     if (shown) text += role ? `: ${shown}` : ` ${shown}`;
     else if (href) text += `: ${urlLabel(href)}`;
     else if (!role && !icon) text += ' clickable';
@@ -363,14 +391,18 @@ export class Renderer {
     const states = stateList(node);
     if (icon) text += ` (icon: ${icon}${states ? `, ${states}` : ''})`;
     const value = node.value;
-    if (value !== undefined && value !== '' && String(value) !== label && r !== 'link') text += ` = ${JSON.stringify(String(value))}`;
-    if (states && !icon) text += ` (${states})`;
+    const holds = value !== undefined && value !== '';
+    if (holds && String(value) !== label && r !== 'link') text += ` = ${shownValue(r, String(value))}`;
+    // What it accepts (a slider's bounds, a date's format) follows its value, before its states.
+    const after = [accepts(node, holds), icon ? '' : states].filter(Boolean).join(', ');
+    if (after) text += ` (${after})`;
     const options = this.selectOptions(node);
     if (options) text += ` options: ${options}`;
     if (clickable && inside) {
       this.flush();
       this.append(text, depth);
-      this.flush();
+      // A glyph inside it (a tree node's `▸`) stays on its line: `[3] src [4] ▸`.
+      if (!this.onlyGlyphsInside(node)) this.flush();
       return this.controlsOnly(node, depth + 1);
     }
     // A <label> rendered just before its control says the same as the control's name.
@@ -379,12 +411,13 @@ export class Renderer {
     if (label && !this.line.length) this.dropRepeated(label);
     this.append(this.line.length ? ` ${text}` : text, depth);
     const inner = clean(subtreeText(node));
-    const covered = !inner || says(label, inner) || says(String(value ?? ''), inner);
+    // A glyph inside a named control (`×` in "Delete Todo") says nothing more.
+    const covered = !inner || says(label, inner) || says(String(value ?? ''), inner) || (label !== '' && GLYPHS.test(inner));
     // What only handles clicks inside a control that says all its words (a tab's anchor) is that control.
     if (!covered || this.hasInteractiveInside(node, false)) {
       this.flush();
       this.kids(node, depth + 1);
-    }
+    } else if (joinRow) return;
     this.flush();
   }
 
@@ -432,10 +465,20 @@ export class Renderer {
 
   /** The controls under `node`, each on its line; its text is already on the line of the element holding them. */
   private controlsOnly(node: PageNode, depth: number): void {
+    this.controlsOnlyDepth++;
     for (const kid of node.children) {
       if (!kid.ignored && kid.role !== 'StaticText' && this.isInteractive(kid, kid.role)) this.node(kid, depth, false);
       else this.controlsOnly(kid, depth);
     }
+    this.controlsOnlyDepth--;
+  }
+
+  /** Whether the controls inside `node` are one glyph each (`▸`, `⋯`), with nothing inside them. */
+  private onlyGlyphsInside(node: PageNode): boolean {
+    return node.children.every((kid) => {
+      if (kid.ignored || kid.role === 'StaticText' || !this.isInteractive(kid, kid.role)) return this.onlyGlyphsInside(kid);
+      return !clean(kid.name) && GLYPHS.test(clean(spacedText(kid))) && !this.hasInteractiveInside(kid);
+    });
   }
 
   /** Whether a control is inside `node`; `clickable`: counting elements that only handle clicks. */
@@ -512,6 +555,39 @@ function spacedText(node: PageNode, skip?: (kid: PageNode) => boolean): string {
   return out;
 }
 
+/** A control's content of one or two signs (`×`, `⋯`, `▾`), which its name says better. */
+const GLYPHS = /^[^\p{L}\p{N}]{1,2}$/u;
+
+/** Role and name of the toggles whose label (an attribute) is the same in two or more rows of words. */
+function labelsOnRows(root: PageNode): Set<string> {
+  const seen = new Map<string, number>();
+  const walk = (node: PageNode) => {
+    if (typeof node.props?.row === 'string') {
+      const key = `${node.role}\u0000${clean(node.name)}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+    for (const kid of node.children) walk(kid);
+  };
+  walk(root);
+  return new Set([...seen].filter(([, count]) => count >= 2).map(([key]) => key));
+}
+
+/** The words after a node in its row (its list item, table row or tree item; at most four levels up). */
+function wordsAfter(node: PageNode): string {
+  let out = '';
+  let at = node;
+  for (let up = 0; at.parent && up < 4; up++) {
+    const siblings = at.parent.children;
+    for (const next of siblings.slice(siblings.indexOf(at) + 1))
+      out += next.role === 'StaticText' ? next.name : ` ${next.name && next.role !== 'generic' ? next.name : spacedText(next)} `;
+    if (ROW_ROLES.has(at.parent.role)) break;
+    at = at.parent;
+  }
+  return out;
+}
+const ROW_ROLES = new Set(['listitem', 'row', 'treeitem', 'option']);
+const TOGGLES = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
+
 /** The first words of a name borrowed from a row: enough to tell rows apart, not the row again. */
 function firstWords(words: string): string {
   return words.length <= 32 ? words : `${words.slice(0, 31).replace(/\s+\S*$/, '')}…`;
@@ -524,8 +600,30 @@ function subtreeText(node: PageNode): string {
   return out;
 }
 
+/** A slider's number as it is (`= 10`); any other value, or a slider's aria-valuetext, quoted. */
+function shownValue(role: string, value: string): string {
+  return role === 'slider' && /^-?\d+(\.\d+)?$/.test(value) ? value : JSON.stringify(value);
+}
+
+/** What a field accepts: a slider's bounds (`-50..50`), a date or time field's format (`format yyyy-mm-dd`, bare when empty). */
+function accepts(node: PageNode, holds: boolean): string {
+  const { min, max } = node.props ?? {};
+  if (typeof min === 'number' && typeof max === 'number') return `${min}..${max}`;
+  const format = stringProp(node, 'format');
+  return format ? (holds ? `format ${format}` : format) : '';
+}
+
+/** Roles a person types or steps into: only their line says it has the focus (a clicked button takes it too). */
+const FIELDS = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton', 'slider']);
+
+/** Page text without its focus marks (stateList's `focused`), for telling what an action changed apart from the focus. */
+export function withoutFocus(text: string): string {
+  return text.replace(/ \(focused\)|, focused(?=\))/g, '');
+}
+
 function stateList(node: PageNode): string {
   const states: string[] = [];
+  if (node.props?.vertical === true) states.push('vertical');
   const checked = node.props?.checked;
   if (checked === 'true' || checked === true) states.push('checked');
   else if (checked === 'mixed') states.push('mixed');
@@ -539,6 +637,7 @@ function stateList(node: PageNode): string {
   if (node.props?.disabled === true) states.push('disabled');
   if (node.props?.required === true) states.push('required');
   if (node.props?.readonly === true && node.role !== 'link') states.push('readonly');
+  if (node.props?.focused === true && FIELDS.has(node.role)) states.push('focused');
   return states.join(', ');
 }
 

@@ -322,6 +322,13 @@ var walker = (() => {
 
   // src/core/snapshot/walker/types.ts
   var WALKER_STATE_KEY = "bsm.pagetext";
+  var INPUT_FORMATS = {
+    date: "yyyy-mm-dd",
+    time: "hh:mm",
+    "datetime-local": "yyyy-mm-ddThh:mm",
+    month: "yyyy-mm",
+    week: "yyyy-Www"
+  };
 
   // src/core/snapshot/walker/state.ts
   function documentState() {
@@ -356,6 +363,11 @@ var walker = (() => {
   function clean(text) {
     return collapse(text).trim();
   }
+  function boxedInline(style) {
+    if (!/^inline-(?:block|flex|grid|table)$/.test(style.display)) return false;
+    const sides = [style.paddingLeft, style.paddingRight, style.marginLeft, style.marginRight, style.borderLeftWidth, style.borderRightWidth];
+    return sides.some((side) => Number.parseFloat(side) > 0);
+  }
   function datetimeOf(el, words) {
     const raw = clean(el.getAttribute("datetime") ?? "");
     const shown = clean(words);
@@ -380,10 +392,11 @@ var walker = (() => {
   var HANDLER_ATTRIBUTES = ["onclick", "ondblclick", "oncontextmenu", "onmousedown", "onpointerdown"];
   var CONTROLS = 'a[href], button, input, select, textarea, [contenteditable=""], [contenteditable=true], [role=button], [role=link], [role=textbox]';
   var CLASS_STATE = /^(?:is-)?(?:on|off|active|checked|selected|sel|current|open|enabled|expanded|collapsed)$/;
-  var GLYPH = /^(?:⋯|⋮|…|\\.\\.\\.|×|✕|✖|✗|☰|≡)$/;
+  var GLYPH = /^(?:⋯|⋮|…|\\.\\.\\.|×|✕|✖|✗|☰|≡|▸|▾|▶|▼|►|◂|◀|▴|▲|⏵|⏷|›|⌄)$/;
   function actsOnClick(walk, el, tag, style, ctx) {
     if (tag === "html" || tag === "body") return false;
-    if (walk.listened.has(el) || HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return !el.querySelector(CONTROLS);
+    if (walk.listened.has(el) || HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute)))
+      return !el.querySelector(\`\${CONTROLS}, iframe, frame\`);
     if (el.getAttribute("draggable") === "true") return true;
     if (ctx.control) return style.cursor === "pointer" && GLYPH.test((el.textContent ?? "").trim());
     if (style.cursor === "pointer" && !ctx.pointer) return true;
@@ -400,18 +413,29 @@ var walker = (() => {
   }
   var BUTTONS_AND_LINKS = "a[href], button, [role=button], [role=link]";
   var MAX_DELEGATED_ELEMENTS = 1500;
-  function delegatesClicks(walk, el) {
-    if (!walk.listened.has(el) && !HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return false;
+  var MAX_ITEM_TEXT = 80;
+  var LIST_LIKE = "ul, ol, [role=list], [role=listbox], [role=menu], [role=menubar], [role=tree]";
+  function delegatesClicks(walk, el, pointer) {
+    if (!pointer && !walk.listened.has(el) && !HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return false;
     if (el.localName === "html" || el.localName === "body" || el.querySelector(\`\${BUTTONS_AND_LINKS}, [draggable=true]\`)) return false;
     if (el.getElementsByTagName("*").length > MAX_DELEGATED_ELEMENTS) return false;
+    const needed = el.matches(LIST_LIKE) ? 2 : 3;
     const rows = /* @__PURE__ */ new Map();
+    const choices = /* @__PURE__ */ new Map();
     for (const row of Array.from(el.children)) {
-      const cells = Array.from(row.children).filter((cell) => (cell.textContent ?? "").trim());
-      if (cells.length < 2) continue;
       const kind = \`\${row.localName}.\${row.getAttribute("class") ?? ""}\`;
-      const count = (rows.get(kind) ?? 0) + 1;
-      if (count >= 3) return true;
-      rows.set(kind, count);
+      const cells = Array.from(row.children).filter((cell) => (cell.textContent ?? "").trim());
+      if (cells.length >= 2) {
+        const count = (rows.get(kind) ?? 0) + 1;
+        if (count >= 3) return true;
+        rows.set(kind, count);
+      }
+      const text = (row.textContent ?? "").trim();
+      if (cells.length < 2 && text && text.length <= MAX_ITEM_TEXT && !row.querySelector(CONTROLS)) {
+        const count = (choices.get(kind) ?? 0) + 1;
+        if (count >= needed) return true;
+        choices.set(kind, count);
+      }
     }
     return false;
   }
@@ -460,14 +484,14 @@ var walker = (() => {
   function textOf(walk, node, skip) {
     if (node.nodeType === Node.TEXT_NODE) return node.data;
     if (node.nodeType !== Node.ELEMENT_NODE && node.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return "";
-    if (node === skip) return "";
+    if (node === skip || typeof skip === "function" && node.nodeType === Node.ELEMENT_NODE && skip(node)) return "";
     let block = false;
     if (node.nodeType === Node.ELEMENT_NODE) {
       const el2 = node;
       if (SKIP_TAGS.has(el2.localName) || el2.getAttribute("aria-hidden") === "true") return "";
       const style = getComputedStyle(el2);
       if (style.display === "none" || style.visibility === "hidden") return "";
-      block = !style.display.startsWith("inline");
+      block = !style.display.startsWith("inline") || boxedInline(style);
       const tag = el2.localName;
       if (tag === "img" || tag === "area") return \` \${el2.getAttribute("alt") ?? ""} \`;
       if (tag === "input") {
@@ -578,9 +602,13 @@ var walker = (() => {
     for (const name of [...Array.from(el.classList), el.id]) if (WORD_CLASS.test(name) && !LAYOUT_CLASS.test(name)) return name;
     return "";
   }
+  var NOT_ROW_WORDS = \`\${CONTROLS}, ul, ol, [role=group], [role=tree], [role=treeitem], [role=row], li, tr\`;
   function rowText(walk, el) {
     const row = el.parentElement?.closest("li, tr, [role=row], [role=listitem], [role=option], [role=treeitem]");
-    if (row) return clean(textOf(walk, row, el)).slice(0, 120);
+    if (row) {
+      const own = clean(textOf(walk, row, (inside) => inside === el || inside !== row && inside.matches(NOT_ROW_WORDS)));
+      return (own || clean(textOf(walk, row, el))).slice(0, 120);
+    }
     for (let box = el.parentElement, up = 0; box && up < 2 && box !== document.body; box = box.parentElement, up++) {
       if (Array.from(box.querySelectorAll(CONTROLS)).some((other) => other !== el && !el.contains(other))) return "";
       const words = clean(textOf(walk, box, el));
@@ -631,7 +659,47 @@ var walker = (() => {
       p.required = true;
     if (ariaBool(el, "aria-readonly") === true || (tag === "input" || tag === "textarea") && el.readOnly && role !== "checkbox" && role !== "radio" && role !== "button")
       p.readonly = true;
+    if (role === "slider") slider(el, tag, p);
+    if (tag === "input" && INPUT_FORMATS[input.type]) {
+      p.type = input.type;
+      p.format = formatOf(input);
+    }
+    if (focusable && hasFocus(el)) p.focused = true;
     return p;
+  }
+  function numberOr(value, fallback) {
+    return value !== null && value.trim() !== "" && Number.isFinite(Number(value)) ? Number(value) : fallback;
+  }
+  function slider(el, tag, p) {
+    const range = tag === "input" && el.type === "range";
+    if (range) {
+      const min = numberOr(el.getAttribute("min"), 0);
+      p.min = min;
+      p.max = Math.max(min, numberOr(el.getAttribute("max"), 100));
+    } else {
+      const min = numberOr(el.getAttribute("aria-valuemin"), Number.NaN);
+      const max = numberOr(el.getAttribute("aria-valuemax"), Number.NaN);
+      if (!Number.isNaN(min) && !Number.isNaN(max)) {
+        p.min = min;
+        p.max = max;
+      }
+    }
+    let vertical = el.getAttribute("aria-orientation") === "vertical";
+    if (!vertical && range) {
+      const style = getComputedStyle(el);
+      const box = el.getBoundingClientRect();
+      vertical = /^(vertical|sideways)/.test(style.writingMode) || style.appearance === "slider-vertical" || box.height > box.width;
+    }
+    if (vertical) p.vertical = true;
+  }
+  function formatOf(input) {
+    const format = INPUT_FORMATS[input.type];
+    const step = numberOr(input.getAttribute("step"), 60);
+    return (input.type === "time" || input.type === "datetime-local") && step % 60 !== 0 ? \`\${format}:ss\` : format;
+  }
+  function hasFocus(el) {
+    if (el.getRootNode().activeElement !== el) return false;
+    return !el.shadowRoot?.activeElement && el.ownerDocument.hasFocus();
   }
   function valueOf(el, tag, role) {
     if (tag === "input") {
@@ -667,6 +735,7 @@ var walker = (() => {
   var MAX_LINE_ITEM = 40;
   var MAX_LINE_ITEMS = 400;
   var HEADINGS = "h1, h2, h3, h4, h5, h6, [role=heading]";
+  var TOGGLES = /* @__PURE__ */ new Set(["checkbox", "radio", "switch"]);
   function visitChildren(walk, node, shadow, ctx, out) {
     for (const kid of flatChildren(node, shadow)) visit(walk, kid, ctx, out);
   }
@@ -776,7 +845,7 @@ var walker = (() => {
       out.push(frame);
       return;
     }
-    const delegating = !ctx.control && !ctx.delegated && delegatesClicks(walk, el);
+    const delegating = !ctx.control && !ctx.delegated && delegatesClicks(walk, el, style.cursor === "pointer" && !ctx.pointer);
     if (delegating) inner.delegated = true;
     const clickable = !walk.interactive.has(role) && !focusable && !delegating && actsOnClick(walk, el, tag, style, ctx);
     if (walk.interactive.has(role) || focusable || clickable) inner.control = true;
@@ -789,7 +858,7 @@ var walker = (() => {
         if (c2.length) out.push({ r: "generic", c: c2 });
         return;
       } else {
-        const boxed2 = ctx.flexParent && !display.startsWith("inline");
+        const boxed2 = ctx.flexParent && !display.startsWith("inline") || boxedInline(style);
         if (boxed2) out.push(" ");
         visitChildren(walk, el, shadow, inner, out);
         if (boxed2) out.push(" ");
@@ -835,12 +904,16 @@ var walker = (() => {
     if (actionable && !result.n && !readText(walk, c).trim()) {
       const icon = iconOf(el);
       const row = role === "link" ? "" : rowText(walk, el);
-      const word = icon ? "" : classWord(el);
+      const word = icon || tag === "input" ? "" : classWord(el);
       if (icon || word) p.icon = icon || word;
       if (row) {
         result.n = row;
         p.borrowed = true;
       }
+    }
+    if (result.n && TOGGLES.has(role) && (result.n === clean(el.getAttribute("aria-label") ?? "") || result.n === clean(el.getAttribute("title") ?? ""))) {
+      const row = rowText(walk, el);
+      if (row && !row.includes(result.n)) p.row = row;
     }
     for (const _ in p) {
       result.p = p;
@@ -849,7 +922,7 @@ var walker = (() => {
     if (actionable) result.i = idOf(walk.state, el);
     if (tag === "input" && el.type === "password") result.pw = 1;
     if (c.length) result.c = c;
-    const boxed = !inline && INLINE_ROLE_TAGS.has(tag);
+    const boxed = (!inline || boxedInline(style)) && INLINE_ROLE_TAGS.has(tag);
     if (boxed) out.push(" ");
     out.push(result);
     if (boxed) out.push(" ");

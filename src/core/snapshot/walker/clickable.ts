@@ -4,8 +4,8 @@ const HANDLER_ATTRIBUTES = ['onclick', 'ondblclick', 'oncontextmenu', 'onmousedo
 export const CONTROLS =
   'a[href], button, input, select, textarea, [contenteditable=""], [contenteditable=true], [role=button], [role=link], [role=textbox]';
 export const CLASS_STATE = /^(?:is-)?(?:on|off|active|checked|selected|sel|current|open|enabled|expanded|collapsed)$/;
-/** A menu or close glyph and nothing else: `⋯`, `⋮`, `×`, `☰`. */
-const GLYPH = /^(?:⋯|⋮|…|\.\.\.|×|✕|✖|✗|☰|≡)$/;
+/** A menu, close or expand glyph and nothing else: `⋯`, `⋮`, `×`, `☰`, `▸`, `▾`. */
+const GLYPH = /^(?:⋯|⋮|…|\.\.\.|×|✕|✖|✗|☰|≡|▸|▾|▶|▼|►|◂|◀|▴|▲|⏵|⏷|›|⌄)$/;
 
 /**
  * Whether a person would click an element that has no control role: it handles clicks (a listener or a handler
@@ -14,11 +14,14 @@ const GLYPH = /^(?:⋯|⋮|…|\.\.\.|×|✕|✖|✗|☰|≡)$/;
  */
 export function actsOnClick(walk: Walk, el: Element, tag: string, style: CSSStyleDeclaration, ctx: Context): boolean {
   if (tag === 'html' || tag === 'body') return false;
-  // A listener on something that holds controls is a root the page delegates to (React, Vue): its controls count.
-  if (walk.listened.has(el) || HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return !el.querySelector(CONTROLS);
+  // A listener on something that holds controls or frames is a root the page delegates to (React, Vue): its
+  // controls, and what its frames hold, count.
+  if (walk.listened.has(el) || HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute)))
+    return !el.querySelector(`${CONTROLS}, iframe, frame`);
   // Something that can be dragged is a target of its own, inside a drop zone too (a card in a board's column).
   if (el.getAttribute('draggable') === 'true') return true;
-  // Inside a control, a glyph of its own that shows the pointer (a row's "⋯" menu, a tab's "×") is a target too.
+  // Inside a control, a glyph of its own that shows the pointer (a row's "⋯" menu, a tab's "×", a tree node's "▸")
+  // is a target too.
   if (ctx.control) return style.cursor === 'pointer' && GLYPH.test((el.textContent ?? '').trim());
   if (style.cursor === 'pointer' && !ctx.pointer) return true;
   // Under a container that handles clicks for its items, each piece of words a person sees is a target (a cell).
@@ -37,27 +40,42 @@ export function actsOnClick(walk: Walk, el: Element, tag: string, style: CSSStyl
 const BUTTONS_AND_LINKS = 'a[href], button, [role=button], [role=link]';
 /** Most elements under a container whose words all become targets; a bigger one keeps one ref for the whole. */
 const MAX_DELEGATED_ELEMENTS = 1_500;
+/** Longest text of one item of a menu or list of choices (`Antigua and Barbuda`): a longer one is content, not a choice. */
+const MAX_ITEM_TEXT = 80;
+/** Containers that hold choices when only two like items are in them (a list, a menu): others need three. */
+const LIST_LIKE = 'ul, ol, [role=list], [role=listbox], [role=menu], [role=menubar], [role=tree]';
 
 /**
- * Whether an element handles clicks for rows of like cells (a data grid's body with one listener): it holds no button,
- * link or anything draggable, and three or more of its children are rows of the same tag and class, each with
- * words in two or more cells. The cells' words then get refs of their own instead of one ref holding every row's
- * words. (A list of cards, each a target of its own, has no such rows.)
+ * Whether an element handles clicks for like items inside it, so that the items' words get refs of their own instead
+ * of one ref holding them all. It is a target (a listener, a handler attribute, or the pointer cursor it shows first),
+ * holds no button, link or anything draggable, and holds items of the same tag and class: three or more rows with
+ * words in two or more cells (a data grid's body with one listener), or three (two in a list or menu) short choices
+ * (a custom dropdown's options, an autocomplete's suggestions, a context menu's items). A card whose title and text
+ * differ in class stays one target.
  */
-export function delegatesClicks(walk: Walk, el: Element): boolean {
-  if (!walk.listened.has(el) && !HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return false;
+export function delegatesClicks(walk: Walk, el: Element, pointer: boolean): boolean {
+  if (!pointer && !walk.listened.has(el) && !HANDLER_ATTRIBUTES.some((attribute) => el.hasAttribute(attribute))) return false;
   // Rows with buttons or links of their own have their targets already; a field inside (a cell being edited) does
   // not end it, so the rows around it keep their refs while a cell is edited.
   if (el.localName === 'html' || el.localName === 'body' || el.querySelector(`${BUTTONS_AND_LINKS}, [draggable=true]`)) return false;
   if (el.getElementsByTagName('*').length > MAX_DELEGATED_ELEMENTS) return false;
+  const needed = el.matches(LIST_LIKE) ? 2 : 3;
   const rows = new Map<string, number>();
+  const choices = new Map<string, number>();
   for (const row of Array.from(el.children)) {
-    const cells = Array.from(row.children).filter((cell) => (cell.textContent ?? '').trim());
-    if (cells.length < 2) continue;
     const kind = `${row.localName}.${row.getAttribute('class') ?? ''}`;
-    const count = (rows.get(kind) ?? 0) + 1;
-    if (count >= 3) return true;
-    rows.set(kind, count);
+    const cells = Array.from(row.children).filter((cell) => (cell.textContent ?? '').trim());
+    if (cells.length >= 2) {
+      const count = (rows.get(kind) ?? 0) + 1;
+      if (count >= 3) return true;
+      rows.set(kind, count);
+    }
+    const text = (row.textContent ?? '').trim();
+    if (cells.length < 2 && text && text.length <= MAX_ITEM_TEXT && !row.querySelector(CONTROLS)) {
+      const count = (choices.get(kind) ?? 0) + 1;
+      if (count >= needed) return true;
+      choices.set(kind, count);
+    }
   }
   return false;
 }

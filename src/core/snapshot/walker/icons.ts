@@ -39,13 +39,20 @@ export function classWord(el: Element): string {
   return '';
 }
 
+/** What a row holds besides its words: other controls (a hover-only Delete), and rows nested in it (a tree's children). */
+const NOT_ROW_WORDS = `${CONTROLS}, ul, ol, [role=group], [role=tree], [role=treeitem], [role=row], li, tr`;
+
 /**
- * The text of the list item or table row a nameless control sits in (`[4] checkbox: buy milk`), or else of the
- * nearest of its two closest containers that has a few words besides it (a settings row: `Push notifications`).
+ * The words of the list item or table row a nameless control sits in (`[4] checkbox: buy milk`), without the other
+ * controls and nested rows in it (unless only those hold words), or else of the nearest of its two closest containers
+ * that has a few words besides it (a settings row: `Push notifications`).
  */
 export function rowText(walk: Walk, el: Element): string {
   const row = el.parentElement?.closest('li, tr, [role=row], [role=listitem], [role=option], [role=treeitem]');
-  if (row) return clean(textOf(walk, row, el)).slice(0, 120);
+  if (row) {
+    const own = clean(textOf(walk, row, (inside) => inside === el || (inside !== row && inside.matches(NOT_ROW_WORDS))));
+    return (own || clean(textOf(walk, row, el))).slice(0, 120);
+  }
   for (let box = el.parentElement, up = 0; box && up < 2 && box !== document.body; box = box.parentElement, up++) {
     // A container holding other controls is a form, not a row: its words (another field's value, a Submit) are not this one's.
     if (Array.from(box.querySelectorAll(CONTROLS)).some((other) => other !== el && !el.contains(other))) return '';

@@ -1,20 +1,23 @@
 import { NAME_FROM_CONTENT, SKIP_TAGS } from './roles.js';
-import { clean } from './text.js';
+import { boxedInline, clean } from './text.js';
 import type { WalkNode } from './types.js';
 import { flatChildren, rootOf, type Walk } from './walk.js';
 
-/** Text of a node for a name: visible text, alt of images, values of embedded controls. */
-export function textOf(walk: Walk, node: Node, skip?: Element): string {
+/**
+ * Text of a node for a name: visible text, alt of images, values of embedded controls; without `skip` (an element, or
+ * the elements a test picks).
+ */
+export function textOf(walk: Walk, node: Node, skip?: Element | ((el: Element) => boolean)): string {
   if (node.nodeType === Node.TEXT_NODE) return (node as Text).data;
   if (node.nodeType !== Node.ELEMENT_NODE && node.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return '';
-  if (node === skip) return '';
+  if (node === skip || (typeof skip === 'function' && node.nodeType === Node.ELEMENT_NODE && skip(node as Element))) return '';
   let block = false;
   if (node.nodeType === Node.ELEMENT_NODE) {
     const el = node as Element;
     if (SKIP_TAGS.has(el.localName) || el.getAttribute('aria-hidden') === 'true') return '';
     const style = getComputedStyle(el);
     if (style.display === 'none' || style.visibility === 'hidden') return '';
-    block = !style.display.startsWith('inline');
+    block = !style.display.startsWith('inline') || boxedInline(style);
     const tag = el.localName;
     if (tag === 'img' || tag === 'area') return ` ${el.getAttribute('alt') ?? ''} `;
     if (tag === 'input') {

@@ -1,5 +1,5 @@
 import { clean } from './text.js';
-import type { WalkNode } from './types.js';
+import { INPUT_FORMATS, type WalkNode } from './types.js';
 
 export function nativelyFocusable(el: Element, tag: string): boolean {
   if ((el as HTMLElement).isContentEditable && !(el.parentElement as HTMLElement | null)?.isContentEditable) return true;
@@ -64,7 +64,63 @@ export function states(el: Element, tag: string, role: string, focusable: boolea
       role !== 'button')
   )
     p.readonly = true;
+  if (role === 'slider') slider(el, tag, p);
+  if (tag === 'input' && INPUT_FORMATS[input.type]) {
+    p.type = input.type;
+    p.format = formatOf(input);
+  }
+  if (focusable && hasFocus(el)) p.focused = true;
   return p;
+}
+
+/** A number attribute, or `fallback` when it is absent or no number. */
+function numberOr(value: string | null, fallback: number): number {
+  return value !== null && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : fallback;
+}
+
+/**
+ * A slider's bounds (a range input's, 0 and 100 by default; a drawn slider's aria-valuemin and aria-valuemax when it
+ * gives both) and whether it runs up and down: aria-orientation, or a range input laid out vertically (a vertical
+ * writing mode, the old `appearance: slider-vertical`, or a box taller than wide).
+ */
+function slider(el: Element, tag: string, p: Record<string, string | number | boolean>): void {
+  const range = tag === 'input' && (el as HTMLInputElement).type === 'range';
+  if (range) {
+    const min = numberOr(el.getAttribute('min'), 0);
+    p.min = min;
+    p.max = Math.max(min, numberOr(el.getAttribute('max'), 100));
+  } else {
+    const min = numberOr(el.getAttribute('aria-valuemin'), Number.NaN);
+    const max = numberOr(el.getAttribute('aria-valuemax'), Number.NaN);
+    if (!Number.isNaN(min) && !Number.isNaN(max)) {
+      p.min = min;
+      p.max = max;
+    }
+  }
+  let vertical = el.getAttribute('aria-orientation') === 'vertical';
+  if (!vertical && range) {
+    const style = getComputedStyle(el);
+    const box = el.getBoundingClientRect();
+    vertical = /^(vertical|sideways)/.test(style.writingMode) || style.appearance === 'slider-vertical' || box.height > box.width;
+  }
+  if (vertical) p.vertical = true;
+}
+
+/** The format a date or time input takes: its type's, with seconds when its step is not whole minutes. */
+function formatOf(input: HTMLInputElement): string {
+  const format = INPUT_FORMATS[input.type]!;
+  const step = numberOr(input.getAttribute('step'), 60);
+  return (input.type === 'time' || input.type === 'datetime-local') && step % 60 !== 0 ? `${format}:ss` : format;
+}
+
+/**
+ * Whether the element has the focus: the active element of its document (or shadow root), in a document that has the
+ * focus (a frame keeps its active element after the focus left it). A shadow host whose focus is inside says nothing:
+ * the element inside does.
+ */
+function hasFocus(el: Element): boolean {
+  if ((el.getRootNode() as Document | ShadowRoot).activeElement !== el) return false;
+  return !el.shadowRoot?.activeElement && el.ownerDocument.hasFocus();
 }
 
 export function valueOf(el: Element, tag: string, role: string): string | undefined {

@@ -5,7 +5,7 @@ import { nameOf, readText } from './names.js';
 import { PHRASING, roleOf, SKIP_TAGS, INLINE_ROLE_TAGS } from './roles.js';
 import { idOf } from './state.js';
 import { nativelyFocusable, selectPopup, states, valueOf } from './states.js';
-import { clean, collapse, datetimeOf } from './text.js';
+import { boxedInline, clean, collapse, datetimeOf } from './text.js';
 import type { WalkNode } from './types.js';
 import { flatChildren, rootOf, type Context, type Walk } from './walk.js';
 
@@ -16,6 +16,7 @@ const MAX_STATE_BOXES = 30;
 const MAX_LINE_ITEM = 40;
 const MAX_LINE_ITEMS = 400;
 const HEADINGS = 'h1, h2, h3, h4, h5, h6, [role=heading]';
+const TOGGLES = new Set(['checkbox', 'radio', 'switch']);
 
 function visitChildren(walk: Walk, node: Node, shadow: ShadowRoot | null, ctx: Context, out: Array<WalkNode | string>): void {
   for (const kid of flatChildren(node, shadow)) visit(walk, kid, ctx, out);
@@ -146,7 +147,7 @@ export function visit(walk: Walk, node: Node, ctx: Context, out: Array<WalkNode 
     return;
   }
   // A list of like items handled by one listener on their container: the items' words are the targets, not the whole.
-  const delegating = !ctx.control && !ctx.delegated && delegatesClicks(walk, el);
+  const delegating = !ctx.control && !ctx.delegated && delegatesClicks(walk, el, style.cursor === 'pointer' && !ctx.pointer);
   if (delegating) inner.delegated = true;
   const clickable = !walk.interactive.has(role) && !focusable && !delegating && actsOnClick(walk, el, tag, style, ctx);
   // Inside a control only a handler of its own makes an element another thing to act on (not the cursor it inherits).
@@ -162,7 +163,7 @@ export function visit(walk: Walk, node: Node, ctx: Context, out: Array<WalkNode 
       return;
     } else {
       // A flex or grid item is a box of its own, shown on its container's line: its words stay apart (`docs AM`).
-      const boxed = ctx.flexParent && !display.startsWith('inline');
+      const boxed = (ctx.flexParent && !display.startsWith('inline')) || boxedInline(style);
       if (boxed) out.push(' ');
       visitChildren(walk, el, shadow, inner, out);
       if (boxed) out.push(' ');
@@ -225,12 +226,23 @@ export function visit(walk: Walk, node: Node, ctx: Context, out: Array<WalkNode 
     const icon = iconOf(el);
     // A link without words reads as its URL's last segment instead (the renderer's). The row names an icon's row too.
     const row = role === 'link' ? '' : rowText(walk, el);
-    const word = icon ? '' : classWord(el);
+    // A native field's class (`toggle`) says nothing its role does not.
+    const word = icon || tag === 'input' ? '' : classWord(el);
     if (icon || word) p.icon = icon || word;
     if (row) {
       result.n = row;
       p.borrowed = true;
     }
+  }
+  // A checkbox labelled by an attribute (`aria-label="Toggle Todo"`) in a row of words: the row's words go with it, and
+  // the renderer names it by them when the label is the same on every row.
+  if (
+    result.n &&
+    TOGGLES.has(role) &&
+    (result.n === clean(el.getAttribute('aria-label') ?? '') || result.n === clean(el.getAttribute('title') ?? ''))
+  ) {
+    const row = rowText(walk, el);
+    if (row && !row.includes(result.n)) p.row = row;
   }
   for (const _ in p) {
     result.p = p;
@@ -240,7 +252,7 @@ export function visit(walk: Walk, node: Node, ctx: Context, out: Array<WalkNode 
   if (tag === 'input' && (el as HTMLInputElement).type === 'password') result.pw = 1;
   if (c.length) result.c = c;
   // Formatting shown as a block (`<b style="display: block">` under a label's text) keeps its words apart.
-  const boxed = !inline && INLINE_ROLE_TAGS.has(tag);
+  const boxed = (!inline || boxedInline(style)) && INLINE_ROLE_TAGS.has(tag);
   if (boxed) out.push(' ');
   out.push(result);
   if (boxed) out.push(' ');
