@@ -64,8 +64,38 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
     expect(result.actions[0]!.error).toMatch(/0-99999/);
     expect(result.actions[1]).toMatchObject({ type: 'click', reasoning: 'That ref was wrong.' });
     expect(result.actions[1]!.error).toBeUndefined();
-    expect(toolResults(h.llm.requests[1]!).join('\n')).toContain('0-99999');
+    const told = toolResults(h.llm.requests[1]!).join('\n');
+    expect(told).toContain('0-99999');
+    // The agent has no observe and no tool to read the page: it is told what it can do instead.
+    expect(told).toContain('the next page state shows the refs that work now; use one of those, or a selector, or x and y.');
+    expect(told).not.toMatch(/observe|read the page again/);
     expect(result.actions[2]!.pageUrl).toBe(h.site.url('/agent/chain/two.html'));
+  });
+
+  it('records several actions in one call that stopped at a failing one as failed, with what the ones before it did', async () => {
+    h.llm.enqueue(
+      {
+        toolCalls: [
+          {
+            name: 'act',
+            arguments: {
+              actions: [
+                { method: 'scroll', arguments: { direction: 'down' } },
+                { method: 'click', ref: '0-99999' },
+              ],
+            },
+          },
+        ],
+      },
+      { toolCalls: [{ name: 'done', arguments: { success: true, message: 'Scrolled.' } }] },
+    );
+    const result = await h.session.agent(h.config()).execute({ instruction: 'Scroll, then click.', autoScreenshot: false });
+    expect(result.actions[0]).toMatchObject({
+      type: 'act',
+      message: expect.stringMatching(/^Scrolled /),
+      error: expect.stringMatching(/^action 2 failed: ref_not_found: Unknown element ref "0-99999"/),
+    });
+    expect(result.actions[0]!.error).toContain('the next page state shows the refs that work now');
   });
 
   it('answers an unknown tool and bad arguments with errors the model can read', async () => {
@@ -105,23 +135,37 @@ describe.each<Provider>(['openai', 'anthropic'])('agent failure paths (%s)', (pr
     expect(result.actions[1]!.pageUrl).toBe(h.site.url('/agent/chain/two.html'));
   });
 
-  it.runIf(provider === 'openai')('answers arguments that are not JSON with an error', async () => {
-    h.llm.enqueue(
-      { toolCalls: [{ name: 'goto', arguments: '{"url": ' }] },
-      { toolCalls: [{ name: 'done', arguments: { success: false, message: 'gave up' } }] },
-    );
-    const result = await h.session.agent(h.config()).execute('Go somewhere.');
-    expect(result.actions[0]).toMatchObject({
-      type: 'goto',
-      arguments: { raw: '{"url": ' },
-      error: expect.stringMatching(/not valid JSON/),
-    });
-    // The history the model is sent again holds {} for the broken arguments: strict servers reject invalid JSON there.
-    const assistant = h.llm.requests[1]!.body.messages.find((message: { role: string }) => message.role === 'assistant');
-    expect(assistant.tool_calls[0].function.arguments).toBe('{}');
-    expect(toolResults(h.llm.requests[1]!)[0]).toMatch(/the history shows them as \{\}/);
-  });
+  // OpenAI only: Chat Completions carries a tool call's arguments as a JSON string, which can fail to parse; Anthropic's
+  // Messages API carries them as a JSON object (`input`), so there is no malformed text to answer.
+  it.runIf(provider === 'openai')(
+    'answers arguments that are not JSON with an error that shows them, cut to 1,000 characters',
+    async () => {
+      const long = `{"url": "${'x'.repeat(5_000)}`;
+      h.llm.enqueue(
+        { toolCalls: [{ name: 'goto', arguments: '{"url": ' }] },
+        { toolCalls: [{ name: 'act', arguments: long }] },
+        { toolCalls: [{ name: 'done', arguments: { success: false, message: 'gave up' } }] },
+      );
+      const result = await h.session.agent(h.config()).execute('Go somewhere.');
+      expect(result.actions[0]).toMatchObject({
+        type: 'goto',
+        arguments: { raw: '{"url": ' },
+        error: expect.stringMatching(/not valid JSON/),
+      });
+      // The history the model is sent again holds {} for the broken arguments: strict servers reject invalid JSON there.
+      const assistant = h.llm.requests[1]!.body.messages.find((message: { role: string }) => message.role === 'assistant');
+      expect(assistant.tool_calls[0].function.arguments).toBe('{}');
+      // ... and the result shows the model what it sent, which the history does not.
+      expect(toolResults(h.llm.requests[1]!)[0]).toMatch(/the history shows them as \{\}\); send a JSON object\. You sent:\n\{"url": $/);
+      const cut = `${long.slice(0, 1_000)}… (${long.length} characters in all)`;
+      expect(toolResults(h.llm.requests[2]!)[1]).toMatch(/You sent:\n/);
+      expect(toolResults(h.llm.requests[2]!)[1]!.endsWith(cut)).toBe(true);
+      expect(result.actions[1]).toMatchObject({ type: 'act', arguments: { raw: cut } });
+    },
+  );
 
+  // Anthropic only: Chat Completions always reports cached and reasoning tokens (0 when none), while a Messages answer
+  // may leave the thinking counter out, which is the case this checks.
   it.runIf(provider === 'anthropic')('leaves out usage counters the provider did not report', async () => {
     h.llm.enqueue({ toolCalls: [{ name: 'done', arguments: { success: true, message: 'ok' } }], usage: { input: 10, output: 5 } });
     const result = await h.session.agent(h.config()).execute({ instruction: 'Say ok.', autoScreenshot: false });

@@ -113,14 +113,17 @@ export function latestPage(request: ReceivedRequest): string {
   return states.at(-1) ?? '';
 }
 
-/** The ref of the first element of the newest page text whose line matches `pattern`: `[0-12] textbox: Name` or a link `[Text](0-41)`. */
+/**
+ * The ref of the first element of the newest page text whose line matches `pattern`: `[0-12] textbox: Name` or a link
+ * `[Text](0-41)`, read as docs/pagetext.md says: a `\[12]` or `]\(12)` with a backslash is the page's text, not a ref.
+ */
 export function refOf(request: ReceivedRequest, pattern: RegExp): string {
   const page = latestPage(request);
   for (const line of page.split('\n')) {
     if (!pattern.test(line)) continue;
     const link = /\[([^\]]*)\]\((\d+(?:-\d+)?)\)/g;
     for (const match of line.matchAll(link)) if (pattern.test(match[1]!)) return match[2]!;
-    const element = /\[(\d+(?:-\d+)?)\]/.exec(line);
+    const element = /(?<!\\)\[(\d+(?:-\d+)?)\]/.exec(line);
     if (element) return element[1]!;
   }
   throw new Error(`no element matching ${pattern} in the page text:\n${page}`);

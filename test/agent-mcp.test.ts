@@ -81,6 +81,44 @@ describe('agent_execute over MCP stdio', () => {
     expect(info.sessions.find((session) => session.id === sessionId)?.url).toBe(site.url('/agent/chain/two.html'));
   });
 
+  it("answers each action with its target and value, secrets as %name%, the page where it ended, and success as the model's claim", async () => {
+    const secret = 'correct horse battery';
+    llm.enqueue(
+      { toolCalls: [{ name: 'goto', arguments: { url: site.url('/agent/login.html') } }] },
+      (request) => ({
+        toolCalls: [
+          { name: 'act', arguments: { method: 'fill', ref: refOf(request, /Username/), value: 'alice' } },
+          { name: 'act', arguments: { method: 'fill', ref: refOf(request, /Password/), value: '%pw%' } },
+          { name: 'act', arguments: { method: 'click', ref: refOf(request, /Sign in/) } },
+        ],
+      }),
+      { toolCalls: [{ name: 'done', arguments: { success: true, message: 'Signed in.' } }] },
+    );
+    const result = (await server.client.callTool({
+      name: 'agent_execute',
+      arguments: {
+        sessionId,
+        agentConfig: { provider: 'openai', model: 'gpt-test-model' },
+        executeOptions: { instruction: 'Sign in as alice with password %pw%.', variables: { pw: secret }, autoScreenshot: false },
+      },
+    })) as CallToolResult;
+    const text = (result.content as Array<{ type: string; text: string }>)[0]!.text;
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('The agent says it succeeded (its own claim; check the actions): Signed in.');
+    expect(lines[1]).toBe(`Ended on: "Your account" ${site.url('/agent/account.html')}`);
+    expect(lines[2]).toBe('5 actions (0 failed):');
+    expect(lines[3]).toBe(`1. Opened ${site.url('/agent/login.html')} (HTTP 200).`);
+    expect(lines[4]).toMatch(/^2\. Filled \[\d+\] textbox "Username" with "alice"\./);
+    expect(lines[5]).toMatch(/^3\. Filled \[\d+\] textbox "Password" with "%pw%"\./);
+    expect(lines[6]).toMatch(/^4\. Clicked \[\d+\] button "Sign in"\./);
+    expect(lines[7]).toBe('5. Finished, saying it succeeded.');
+    expect(text).not.toContain(secret);
+    const agent = result.structuredContent as AgentResult;
+    expect(agent.metadata).toMatchObject({ url: site.url('/agent/account.html'), title: 'Your account' });
+    expect(agent.actions[2]!.message).toMatch(/^Filled \[\d+\] textbox "Password" with "%pw%"\./);
+    expect(JSON.stringify(agent)).not.toContain(secret);
+  });
+
   it('answers a model failure as an isError result with model_error, and bad options with invalid_argument', async () => {
     llm.enqueue(
       { error: { status: 500, message: 'boom' } },

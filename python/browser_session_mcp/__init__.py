@@ -65,6 +65,7 @@ from .errors import (
     Unreachable,
     UnsupportedMediaType,
     UrlNotAllowed,
+    VariableNotAllowed,
     ViewerLimit,
 )
 from .page import Page
@@ -189,5 +190,6 @@ __all__ = [
     "UnsupportedMediaType",
     "UrlNotAllowed",
     "Usage",
+    "VariableNotAllowed",
     "ViewerLimit",
 ]

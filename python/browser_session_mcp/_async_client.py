@@ -96,20 +96,22 @@ class AsyncPage:
         return convert(unwrap(data))
 
     @overload
-    async def act(self, action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None]=..., *, instruction: Optional[str]=..., variables: Optional[Mapping[str, str]]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., max_tokens: Optional[int]=..., stream: Literal[False]=...) -> ActResult:
+    async def act(self, action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None]=..., *, instruction: Optional[str]=..., variables: Optional[Mapping[str, Union[str, Mapping[str, Any]]]]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., max_tokens: Optional[int]=..., stream: Literal[False]=...) -> ActResult:
         ...
 
     @overload
-    async def act(self, action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None]=..., *, instruction: Optional[str]=..., variables: Optional[Mapping[str, str]]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., max_tokens: Optional[int]=..., stream: Literal[True]) -> AsyncEventStream:
+    async def act(self, action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None]=..., *, instruction: Optional[str]=..., variables: Optional[Mapping[str, Union[str, Mapping[str, Any]]]]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., max_tokens: Optional[int]=..., stream: Literal[True]) -> AsyncEventStream:
         ...
 
-    async def act(self, action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None]=None, *, instruction: Optional[str]=None, variables: Optional[Mapping[str, str]]=None, model_name: Optional[str]=None, model_client_options: Optional[Mapping[str, Any]]=None, timeout_ms: Optional[int]=None, max_tokens: Optional[int]=None, stream: bool=False) -> Union[ActResult, AsyncEventStream]:
+    async def act(self, action: Union[ObserveAction, Mapping[str, Any], Sequence[Union[ObserveAction, Mapping[str, Any]]], str, None]=None, *, instruction: Optional[str]=None, variables: Optional[Mapping[str, Union[str, Mapping[str, Any]]]]=None, model_name: Optional[str]=None, model_client_options: Optional[Mapping[str, Any]]=None, timeout_ms: Optional[int]=None, max_tokens: Optional[int]=None, stream: bool=False) -> Union[ActResult, AsyncEventStream]:
         """Performs one action on the page and answers what it changed.
 
         ``action`` is an ``ObserveAction`` from ``observe()`` as is, or a dict ``{"ref", "method", "arguments"}``
         (no model call), or a list of them, run in order in one call (at most 50; it stops at the first that fails:
         ``result.failed``); a string, or ``instruction=``, asks the model for the action ("click the sign-in button").
-        ``%name%`` in the arguments is filled from ``variables`` after inference and never sent to a model.
+        ``%name%`` in the arguments is filled from ``variables`` after inference and never sent to a model; a value
+        given as ``{"value": ..., "origins": ["https://bank.example"]}`` is typed only into pages of those origins
+        (``VariableNotAllowed`` elsewhere).
         ``timeout_ms`` bounds the wait for the element to be actionable (server default 10000); ``max_tokens`` the
         page change in the result (default 2000 o200k tokens). With ``stream=True`` the events are returned instead.
         """

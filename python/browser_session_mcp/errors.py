@@ -137,6 +137,12 @@ class OperationNotAllowed(Forbidden):
     codes = ("operation_not_allowed",)
 
 
+class VariableNotAllowed(Forbidden):
+    """403: a variable given with ``origins`` would be typed into (or sent to) a page of another origin."""
+
+    codes = ("variable_not_allowed",)
+
+
 class SessionNotFound(NotFound):
     """404: no such session for this API key (never started, ended, expired, or another key's)."""
 

@@ -175,10 +175,12 @@ class NavigateResponse:
 
 @dataclass(frozen=True)
 class AgentAction:
-    """One action of an agent run: the tool used, its arguments as the model gave them, and how it went."""
+    """One action of an agent run: the tool used, its arguments as the model gave them, what it did (``message``, with
+    its target and value), and how it went."""
 
     type: str
     arguments: Dict[str, Any] = field(default_factory=dict)
+    message: Optional[str] = None
     reasoning: Optional[str] = None
     page_url: Optional[str] = None
     time_ms: Optional[float] = None
@@ -189,6 +191,7 @@ class AgentAction:
         return cls(
             type=raw["type"],
             arguments=dict(_get(raw, "arguments", {})),
+            message=raw.get("message"),
             reasoning=raw.get("reasoning"),
             page_url=raw.get("pageUrl"),
             time_ms=raw.get("timeMs"),

@@ -42,6 +42,7 @@ export const ERROR_STATUS = {
   host_not_allowed: 403,
   option_not_allowed: 403,
   operation_not_allowed: 403,
+  variable_not_allowed: 403,
   unsupported_media_type: 415,
 } as const;
 
@@ -90,6 +91,22 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
 /** The one `cancelled` error: the client aborted or went away. */
 export function cancelledError(cause?: unknown): ServiceError {
   return new ServiceError('cancelled', 'The operation was cancelled by the client.', cause === undefined ? undefined : { cause });
+}
+
+/**
+ * Settles like `work`, or rejects with `cancelled` as soon as the signal fires. The work is not stopped by this: work
+ * that acts on the page checks the signal itself between its steps, so what is left of it after the cancel is short.
+ */
+export function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  work.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(cancelledError());
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(cancelledError());
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
 /** The error of an operation stopped because the server is shutting down (and of one that arrives meanwhile). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { countTokens } from './tokens.js';
+import { tokenCounter, type CountTokens } from './tokens.js';
 import { ServiceError } from './errors.js';
 import { stateKey, type Session } from './sessions.js';
 
@@ -31,13 +31,14 @@ export interface PageTextPart {
 /** The first part of `text` (or all of it when it fits); keeps the text on the session when more parts follow. */
 export function firstPart(session: Session, text: string, maxTokens: number | undefined): PageTextPart {
   if (maxTokens === undefined) return { pageText: text };
-  const end = cut(text, 0, maxTokens);
+  const count = tokenCounter();
+  const end = cut(text, 0, maxTokens, count);
   if (end >= text.length) return { pageText: text };
   const kept = session.state.get(PAGED);
   const read: PagedText = { id: randomBytes(6).toString('base64url'), text };
   kept.push(read);
   if (kept.length > KEPT_READS) kept.shift();
-  return part(read, 0, end);
+  return part(read, 0, end, count);
 }
 
 /** The part a cursor of an earlier answer points at. */
@@ -51,20 +52,21 @@ export function nextPart(session: Session, cursor: string, maxTokens: number | u
       `cursor ${JSON.stringify(cursor)} is not a continuation of a recent page text of this session (only the ${KEPT_READS} latest long reads are kept); call extract without cursor to read the page again.`,
     );
   }
-  return part(read, start, cut(read.text, start, maxTokens ?? Infinity));
+  const count = tokenCounter();
+  return part(read, start, cut(read.text, start, maxTokens ?? Infinity, count), count);
 }
 
-function part(read: PagedText, start: number, end: number): PageTextPart {
+function part(read: PagedText, start: number, end: number, count: CountTokens): PageTextPart {
   const pageText = read.text.slice(start, end);
   if (end >= read.text.length) return { pageText };
-  return { pageText, nextCursor: `${read.id}.${end}`, remainingTokens: countTokens(read.text.slice(end)) };
+  return { pageText, nextCursor: `${read.id}.${end}`, remainingTokens: count(read.text.slice(end)) };
 }
 
 /**
  * Where a part starting at `start` ends: after the last whole line that keeps it within `maxTokens`; a first line
  * longer than that is cut inside (at a space where there is one).
  */
-function cut(text: string, start: number, maxTokens: number): number {
+function cut(text: string, start: number, maxTokens: number, count: CountTokens): number {
   if (maxTokens === Infinity) return text.length;
   let end = start;
   let tokens = 0;
@@ -72,23 +74,23 @@ function cut(text: string, start: number, maxTokens: number): number {
     const newline = text.indexOf('\n', end);
     const lineEnd = newline === -1 ? text.length : newline + 1;
     // A line's tokens and its break's: counted apart they are never fewer than counted together.
-    const cost = countTokens(text.slice(end, lineEnd));
+    const cost = count(text.slice(end, lineEnd));
     if (tokens + cost > maxTokens) break;
     tokens += cost;
     end = lineEnd;
   }
   if (end > start) return end;
-  return cutLine(text, start, maxTokens);
+  return cutLine(text, start, maxTokens, count);
 }
 
 /** The end of the longest prefix of the line at `start` within `maxTokens` (at least one character). */
-function cutLine(text: string, start: number, maxTokens: number): number {
+function cutLine(text: string, start: number, maxTokens: number, count: CountTokens): number {
   const newline = text.indexOf('\n', start);
   let low = start + 1;
   let high = newline === -1 ? text.length : newline;
   while (low < high) {
     const mid = Math.ceil((low + high) / 2);
-    if (countTokens(text.slice(start, mid)) <= maxTokens) low = mid;
+    if (count(text.slice(start, mid)) <= maxTokens) low = mid;
     else high = mid - 1;
   }
   const space = text.lastIndexOf(' ', low);

@@ -12,9 +12,16 @@ import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type
 import type { Usage } from './usage.js';
 import type { LoadedPage, Outcome } from './outcome.js';
 import { watchSettle } from './settle/index.js';
+import { screenshot } from './act/index.js';
+import { bounded } from './page/cdp.js';
 import { ProfileStore, SessionProfiles, type EndSessionRequest, type ProfileList } from './profiles/index.js';
 
 export type { Outcome } from './outcome.js';
+
+/** The trace's masked frames: JPEG like the browser's screencast, at most 800 px a side, within 2 s. */
+const TRACE_FRAME = { format: 'jpeg', quality: 70 } as const;
+const TRACE_FRAME_SIDE = 800;
+const TRACE_FRAME_MS = 2_000;
 
 /** One host as a readiness check shows it: nothing that could carry credentials or internal error text. */
 export interface HostReadiness {
@@ -204,7 +211,12 @@ export class BrowserService {
       // A client that went away while this waited in the queue gets nothing from running it.
       throwIfAborted(ctx.signal);
       const since = session.log.lastSeq;
-      const page = { url: () => session.page.url(), events: () => session.log.since(since) };
+      const page = {
+        url: () => session.page.url(),
+        events: () => session.log.since(since),
+        // The trace's frame of the page as the step left it, secrets masked (recording.ts); a stuck page costs 2 s at most.
+        picture: () => bounded(screenshot(session, TRACE_FRAME, { maxSide: TRACE_FRAME_SIDE }), TRACE_FRAME_MS, 'taking the trace frame'),
+      };
       const run = () => work(session);
       const {
         result,
@@ -257,7 +269,7 @@ export interface SessionWork<I, R> {
   name: string;
   work(session: Session, input: I, call: WorkCall): Promise<Produced<R>>;
   /** The `%name%` values the input fills in: masked in the action log and the trace from then on. */
-  variables?(input: I): Record<string, string> | undefined;
+  variables?(input: I): Record<string, string | { value: string }> | undefined;
   /** Not in the action log or the trace (reading the session's own storage). */
   logged?: false;
 }

@@ -25,13 +25,14 @@ export function liveViewPage(nonce: string): string {
   #banner { padding: 6px 10px; background: #8a6d00; color: #fff; }
   #banner.person { background: #2e7d32; }
   #banner.closed { background: #8b1d1d; }
+  #refused { padding: 6px 10px; background: #8b1d1d; color: #fff; }
   main { flex: 1; min-height: 0; display: flex; align-items: center; justify-content: center; padding: 8px; }
   #screen { display: block; max-width: 100%; max-height: 100%; width: auto; height: auto; background: #fff; outline: none; user-select: none; }
   #screen:focus { box-shadow: 0 0 0 2px #4a6da7; }
   body.readonly #screen { cursor: default; }
 </style>
 </head>
-<body data-state="connecting" data-frames="0" data-copies="0" data-control="none">
+<body data-state="connecting" data-frames="0" data-copies="0" data-refused="0" data-control="none">
 <header>
   <span id="url"></span>
   <nav id="tabs" aria-label="Tabs"></nav>
@@ -39,6 +40,7 @@ export function liveViewPage(nonce: string): string {
   <button id="done" type="button" disabled>Done</button>
 </header>
 <div id="banner" role="status" hidden></div>
+<div id="refused" role="alert" hidden></div>
 <main><img id="screen" alt="Live view of the browser session" tabindex="0" draggable="false"></main>
 <script nonce="${nonce}">
 (() => {
@@ -94,6 +96,13 @@ export function liveViewPage(nonce: string): string {
       document.body.dataset.copies = String(++copies);
       if (message.text && navigator.clipboard) navigator.clipboard.writeText(message.text).catch(() => {});
     }
+    else if (message.type === 'refused') {
+      // Input the page did not get is said, never lost without a word: how many so far, and why the latest.
+      document.body.dataset.refused = String(message.total);
+      const refused = $('refused');
+      refused.textContent = message.total + (message.total === 1 ? ' input was' : ' inputs were') + ' not delivered. ' + message.message;
+      refused.hidden = false;
+    }
     else if (message.type === 'closed') setBanner(message.message, 'closed');
   };
   ws.onclose = (event) => {
@@ -142,7 +151,11 @@ export function liveViewPage(nonce: string): string {
   });
   document.addEventListener('paste', (event) => {
     const text = event.clipboardData && event.clipboardData.getData('text/plain');
-    if (text) { event.preventDefault(); send({ type: 'text', text }); }
+    if (!text) return;
+    event.preventDefault();
+    // The server takes texts of at most 20,000 characters: a longer paste goes in pieces, never split inside a character.
+    const chars = Array.from(text);
+    for (let i = 0; i < chars.length; i += 5000) send({ type: 'text', text: chars.slice(i, i + 5000).join('') });
   });
   document.addEventListener('copy', (event) => {
     if (document.activeElement !== screen) return;

@@ -88,15 +88,16 @@ export class LiveViewDoor {
         return ws.close(1013, toServiceError(err).message.slice(0, 120));
       }
       ws.on('message', (data, isBinary) => {
-        if (isBinary) return;
+        if (isBinary) return hub.receiveUnreadable(viewer);
         let parsed: unknown;
         try {
           parsed = JSON.parse(data.toString());
         } catch {
-          return;
+          return hub.receiveUnreadable(viewer);
         }
         const input = LiveInput.safeParse(parsed);
         if (input.success) hub.receive(viewer, input.data);
+        else hub.receiveUnreadable(viewer);
       });
       ws.on('close', detach);
       ws.on('error', () => ws.terminate());

@@ -1,5 +1,6 @@
 import { errors as playwrightErrors } from 'playwright-core';
 import { ServiceError } from '../errors.js';
+import { READ_AGAIN } from '../snapshot/refs.js';
 import type { Cover, Point } from './target.js';
 
 /** Playwright's words for "this method does not apply to this element". */
@@ -138,7 +139,7 @@ function timeoutError(err: Error, message: string, attempt: Attempt): ServiceErr
   if (!log.some((entry) => /locator resolved to/.test(entry)))
     return new ServiceError(
       'ref_not_found',
-      `${attempt.target} is no longer on the page (it changed since the ref was read); read the page again to get fresh refs.`,
+      `${attempt.target} is no longer on the page (it changed since the ref was read); ${READ_AGAIN}`,
       { cause: err },
     );
   const last = log.filter(Boolean).pop() ?? '';

@@ -66,8 +66,9 @@ function describe(element: ElementRef): string {
   return element.name ? `${element.role}: ${element.name}` : element.role;
 }
 
-const CONTROL = /\[(\d+(?:-\d+)?)\] (.*?)(?= \[\d+(?:-\d+)?\] | \[[^\]]*\]\(\d+(?:-\d+)?\)|$)/g;
-const TABLE_CONTROL = /\[(\d+(?:-\d+)?)\] (.*?)(?= \[\d+(?:-\d+)?\] | \[[^\]]*\]\(\d+(?:-\d+)?\)| \| |$)/g;
+// A ref with a backslash before it (`\[12]`) is the page's own text (render.ts `escaped`): it names no element.
+const CONTROL = /(?<!\\)\[(\d+(?:-\d+)?)\] (.*?)(?= \[\d+(?:-\d+)?\] | \[[^\]]*\]\(\d+(?:-\d+)?\)|$)/g;
+const TABLE_CONTROL = /(?<!\\)\[(\d+(?:-\d+)?)\] (.*?)(?= \[\d+(?:-\d+)?\] | \[[^\]]*\]\(\d+(?:-\d+)?\)| \| |$)/g;
 
 /** Each control's own part of its line, e.g. `textbox: Username = "alice" (required)`; links read `link: Pricing`. */
 function controlLines(text: string): Map<string, string> {

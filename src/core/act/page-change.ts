@@ -1,4 +1,4 @@
-import { countTokens } from '../tokens.js';
+import { tokenCounter, type CountTokens } from '../tokens.js';
 import type { LastRead } from '../snapshot/last-read.js';
 
 /** Default budget for what an action changed on the page, o200k tokens. */
@@ -26,13 +26,14 @@ export interface PageChange {
  * What an action changed, from two whole-page reads: within one document the lines added and removed and the unified
  * view of them (`diff.lines`), or the page text when that view would cost more to read than the page itself or the
  * diff gave up (a long page changed throughout); the new page's text when the document changed (or there was no
- * earlier read). Each is cut to `maxTokens`.
+ * earlier read). Each is cut to `maxTokens`, counted with one tokenCounter (estimated past its time budget).
  */
 export function pageChange(before: LastRead | undefined, after: LastRead, urlBefore: string, maxTokens: number): PageChange {
   const navigated = before ? before.document !== after.document : after.url !== urlBefore;
   const page = after.text.split('\n');
+  const count = tokenCounter();
   if (!before || navigated) {
-    const shown = within(page, maxTokens);
+    const shown = within(page, maxTokens, count);
     return {
       pageChanged: navigated || after.url !== urlBefore,
       navigated,
@@ -40,14 +41,14 @@ export function pageChange(before: LastRead | undefined, after: LastRead, urlBef
       ...(shown.cut ? { truncated: cutNote(maxTokens, [`pageText ${shown.cut}`]) } : {}),
     };
   }
-  const change = lineChange(before.text.split('\n'), page);
+  const change = lineChange(before.text.split('\n'), page, count);
   const pageChanged = change.added.length > 0 || change.removed.length > 0 || after.url !== urlBefore;
   if (!change.added.length && !change.removed.length) return { pageChanged, navigated: false, diff: { added: [], removed: [] } };
-  if (!change.exact || !costsNoMore(change.view, page)) {
+  if (!change.exact || !costsNoMore(change.view, page, count)) {
     // A page mostly rewritten reads better whole, in its own order, than as what went and what came.
-    const shown = within(page, maxTokens);
-    const added = within(change.added, maxTokens);
-    const removed = within(change.removed, maxTokens - added.tokens);
+    const shown = within(page, maxTokens, count);
+    const added = within(change.added, maxTokens, count);
+    const removed = within(change.removed, maxTokens - added.tokens, count);
     const cuts = [shown.cut && `pageText ${shown.cut}`, added.cut && `added: ${added.cut}`, removed.cut && `removed: ${removed.cut}`];
     return {
       pageChanged,
@@ -62,17 +63,17 @@ export function pageChange(before: LastRead | undefined, after: LastRead, urlBef
   let kept = 0;
   let [addedKept, removedKept] = [0, 0];
   for (const line of change.view) {
-    if (tokens + cost(line) > maxTokens) break;
-    tokens += cost(line);
+    if (tokens + cost(line, count) > maxTokens) break;
+    tokens += cost(line, count);
     addedKept += line.added;
     removedKept += line.removed;
     kept++;
   }
   // A collapsed run costs one line in the view but all of its lines here.
-  const removed = within(change.removed.slice(0, removedKept), maxTokens);
+  const removed = within(change.removed.slice(0, removedKept), maxTokens, count);
   const cuts = [
-    addedKept < change.added.length && `added: ${leftOut(change.added, addedKept)}`,
-    removed.lines.length < change.removed.length && `removed: ${leftOut(change.removed, removed.lines.length)}`,
+    addedKept < change.added.length && `added: ${leftOut(change.added, addedKept, count)}`,
+    removed.lines.length < change.removed.length && `removed: ${leftOut(change.removed, removed.lines.length, count)}`,
   ];
   const added = change.added.slice(0, addedKept);
   const lines = change.view.slice(0, kept).map((line) => line.text);
@@ -94,7 +95,7 @@ export function pageChange(before: LastRead | undefined, after: LastRead, urlBef
  * (act answers the page text then).
  */
 export function diffLines(a: string[], b: string[]): Required<PageDiff> {
-  const { added, removed, view } = lineChange(a, b);
+  const { added, removed, view } = lineChange(a, b, tokenCounter());
   return { added, removed, lines: view.map((line) => line.text) };
 }
 
@@ -124,7 +125,11 @@ interface Hunk {
 }
 
 /** The change of `a` to `b`; not `exact` when the diff gave up and the middle counts as replaced whole. */
-function lineChange(a: string[], b: string[]): { added: string[]; removed: string[]; view: ViewLine[]; exact: boolean } {
+function lineChange(
+  a: string[],
+  b: string[],
+  count: CountTokens,
+): { added: string[]; removed: string[]; view: ViewLine[]; exact: boolean } {
   const added: string[] = [];
   const removed: string[] = [];
   const view: ViewLine[] = [];
@@ -136,12 +141,12 @@ function lineChange(a: string[], b: string[]): { added: string[]; removed: strin
   }
   let shownTo = 0;
   for (const block of changeBlocks(a, b, all)) {
-    let [hunks, lines] = [block, blockLines(a, b, block)];
+    let [hunks, lines] = [block, blockLines(a, b, block, count)];
     if (block.length > 1) {
       // A stretch rewritten (a shop's next page) reads better as its new lines in order than as many small changes.
       const whole = [{ a0: block[0]!.a0, a1: block.at(-1)!.a1, b0: block[0]!.b0, b1: block.at(-1)!.b1 }];
-      const replaced = blockLines(a, b, whole);
-      if (4 * costOf(replaced) <= 3 * costOf(lines)) [hunks, lines] = [whole, replaced];
+      const replaced = blockLines(a, b, whole, count);
+      if (4 * costOf(replaced, count) <= 3 * costOf(lines, count)) [hunks, lines] = [whole, replaced];
     }
     const first = hunks[0]!;
     const opening = filled(a.slice(first.a0, first.a1))[0] ?? filled(b.slice(first.b0, first.b1))[0]!;
@@ -159,7 +164,7 @@ function lineChange(a: string[], b: string[]): { added: string[]; removed: strin
 }
 
 /** A block's hunks as view lines: each one's removed lines (a long run in one line), its added ones, the unchanged lines between. */
-function blockLines(a: string[], b: string[], block: Hunk[]): ViewLine[] {
+function blockLines(a: string[], b: string[], block: Hunk[], count: CountTokens): ViewLine[] {
   const lines: ViewLine[] = [];
   block.forEach((hunk, i) => {
     const gone = filled(a.slice(hunk.a0, hunk.a1));
@@ -168,7 +173,7 @@ function blockLines(a: string[], b: string[], block: Hunk[]): ViewLine[] {
     // beside what replaced it.
     const run = came.length && came.length * 2 <= gone.length - 1 ? gone.slice(0, -1) : gone;
     const summary = run.length >= COLLAPSE_FROM ? collapsed(run) : undefined;
-    if (summary && costsMore(run, countTokens(summary) + 1)) {
+    if (summary && costsMore(run, count(summary) + 1, count)) {
       lines.push(viewLine(summary, { removed: run.length }));
       for (const line of gone.slice(run.length)) lines.push(viewLine(`- ${line}`, { removed: 1 }));
     } else for (const line of gone) lines.push(viewLine(`- ${line}`, { removed: 1 }));
@@ -342,8 +347,14 @@ function clip(text: string, chars: number): string {
  * price of saying what changed, so a change about as long as the page is still answered as a change. Each is counted
  * only as far as it takes to tell (a long page and a short change are not counted whole).
  */
-function costsNoMore(view: ViewLine[], page: string[]): boolean {
-  const [change, whole] = [tally(view.map((line) => line.text.slice(2))), tally(page)];
+function costsNoMore(view: ViewLine[], page: string[], count: CountTokens): boolean {
+  const [change, whole] = [
+    tally(
+      view.map((line) => line.text.slice(2)),
+      count,
+    ),
+    tally(page, count),
+  ];
   while (!change.done()) {
     if (change.tokens() <= whole.tokens()) change.more();
     else if (!whole.done()) whole.more();
@@ -354,31 +365,31 @@ function costsNoMore(view: ViewLine[], page: string[]): boolean {
 }
 
 /** Counts the tokens of `lines` as far as asked, a chunk at a time (each twice the last: one count of a joined chunk is cheaper than one a line). */
-function tally(lines: string[]): { tokens(): number; done(): boolean; more(): void } {
+function tally(lines: string[], count: CountTokens): { tokens(): number; done(): boolean; more(): void } {
   let [at, size, tokens] = [0, 16, 0];
   return {
     tokens: () => tokens,
     done: () => at >= lines.length,
     more: () => {
-      tokens += countTokens(lines.slice(at, at + size).join('\n')) + 1;
+      tokens += count(lines.slice(at, at + size).join('\n')) + 1;
       [at, size] = [at + size, size * 2];
     },
   };
 }
 
 /** A view line's o200k tokens, a newline counted as one; counted when first asked. */
-function cost(line: ViewLine): number {
-  return (line.tokens ??= countTokens(line.text) + 1);
+function cost(line: ViewLine, count: CountTokens): number {
+  return (line.tokens ??= count(line.text) + 1);
 }
 
-function costOf(lines: ViewLine[]): number {
-  return lines.reduce((sum, line) => sum + cost(line), 0);
+function costOf(lines: ViewLine[], count: CountTokens): number {
+  return lines.reduce((sum, line) => sum + cost(line, count), 0);
 }
 
 /** Whether `lines` cost more than `tokens` (counted only as far as it takes to tell). */
-function costsMore(lines: string[], tokens: number): boolean {
+function costsMore(lines: string[], tokens: number, count: CountTokens): boolean {
   let spent = 0;
-  for (const line of lines) if ((spent += countTokens(line) + 1) > tokens) return true;
+  for (const line of lines) if ((spent += count(line) + 1) > tokens) return true;
   return false;
 }
 
@@ -386,21 +397,21 @@ function cutNote(maxTokens: number, cuts: (string | false | undefined)[]): strin
   return `Cut to maxTokens ${maxTokens}: ${cuts.filter(Boolean).join(' ')} Read the whole page with extract.`;
 }
 
-function leftOut(lines: string[], kept: number): string {
-  const rest = countTokens(lines.slice(kept).join('\n')) + 1;
+function leftOut(lines: string[], kept: number, count: CountTokens): string {
+  const rest = count(lines.slice(kept).join('\n')) + 1;
   return `${kept} of ${lines.length} lines shown, ${lines.length - kept} lines (${rest} tokens) left out.`;
 }
 
 /** The first lines that fit in `budget` tokens (a newline counted as one), and a sentence saying what was cut. */
-function within(lines: string[], budget: number): { lines: string[]; tokens: number; cut?: string } {
+function within(lines: string[], budget: number, count: CountTokens): { lines: string[]; tokens: number; cut?: string } {
   let tokens = 0;
   let kept = 0;
   while (kept < lines.length) {
-    const cost = countTokens(lines[kept]!) + 1;
+    const cost = count(lines[kept]!) + 1;
     if (tokens + cost > budget) break;
     tokens += cost;
     kept++;
   }
   if (kept === lines.length) return { lines, tokens };
-  return { lines: lines.slice(0, kept), tokens, cut: leftOut(lines, kept) };
+  return { lines: lines.slice(0, kept), tokens, cut: leftOut(lines, kept, count) };
 }

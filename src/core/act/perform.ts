@@ -1,18 +1,20 @@
-import type { Locator, Page } from 'playwright-core';
+import { errors as playwrightErrors, type Locator, type Page } from 'playwright-core';
 import { DEFAULTS } from '../config.js';
-import { ServiceError } from '../errors.js';
+import { abortable, ServiceError, throwIfAborted } from '../errors.js';
 import { checkUrl, navigate, type NavigatePolicy } from '../navigate.js';
 import { sleep } from '../time.js';
 import type { Session } from '../sessions.js';
 import { bounded } from '../page/cdp.js';
 import { resolveRef } from '../snapshot/index.js';
-import { isPasswordRef, refTarget } from '../snapshot/refs.js';
+import { isPasswordRef, refTarget, unknownRefError } from '../snapshot/refs.js';
 import { INPUT_FORMATS } from '../snapshot/walker/types.js';
 import { Variables } from '../variables.js';
 import { dateReadings } from './dates.js';
 import { actionError, coveredError, interceptorOf, pointerHold, type PointerHold } from './errors.js';
+import { typeAtEnd } from './keys.js';
 import { ELEMENT_METHODS, MAX_UPLOAD_BYTES, METHOD_ARGUMENTS, PAGE_METHODS, POINT_METHODS, type Action, type ActMethod } from './schema.js';
 import { checkPoint, coverOf, describePoint, refWords, resolveSelector, type Point } from './target.js';
+import { checkVariables } from './origins.js';
 
 /** Default longest wait for an element to become actionable. */
 export const ACTION_TIMEOUT_MS = 10_000;
@@ -27,6 +29,12 @@ const COVER_CONFIRM_MS = 300;
 const FOCUS_READ_MS = 1_000;
 /** After an action that may navigate, how long to wait for the new page to load. */
 const LOAD_AFTER_ACTION_MS = 5_000;
+/** How long a wait for text looks at a time before it checks whether the call was cancelled. */
+const WAIT_SLICE_MS = 500;
+/** How long fill, selectOption and upload wait for their element at a time before they check the same. */
+const ACTION_SLICE_MS = 1_000;
+/** Most characters of a text the caller gave (a selector, a text to wait for) that a message repeats. */
+const MAX_ECHO_CHARS = 200;
 
 export interface PerformOptions {
   timeoutMs?: number;
@@ -89,6 +97,7 @@ export async function performAction(session: Session, action: Action, options: P
   const { ref, selector, point, shown } = checkAction(action);
   const variables = options.variables ?? new Variables();
   const args = checkArguments(method, variables.substituteDeep(action.arguments ?? {}) as Record<string, unknown>);
+  checkVariables(session, action, variables, args);
   const timeout = options.timeoutMs ?? ACTION_TIMEOUT_MS;
   if (point) await checkPoint(session, point);
   const description = ref
@@ -114,10 +123,12 @@ export async function performAction(session: Session, action: Action, options: P
     policy: options.policy ?? { allowFileUrls: false },
   };
   try {
-    const message = await METHODS[method](step);
+    // The call's cancel answers at once; what the method still has under way stops at its next check of the signal.
+    const message = await abortable(METHODS[method](step), options.signal);
     return { message: variables.redact(message), description };
   } catch (err) {
-    throw actionError(err, { method, target: step.target, timeoutMs: timeout });
+    // A page that held the action past its timeout is freed before the error is answered (and the error says how).
+    throw await session.pages.recoverAfterTimeout(actionError(err, { method, target: step.target, timeoutMs: timeout }));
   }
 }
 
@@ -133,11 +144,7 @@ function checkArguments(method: ActMethod, given: Record<string, unknown>): Reco
 /** `button "Sign in"` from the latest page text; an unknown ref is `ref_not_found`. */
 function describeRef(session: Session, ref: string): string {
   const target = refTarget(session, ref);
-  if (!target)
-    throw new ServiceError(
-      'ref_not_found',
-      `Unknown element ref "${ref}". Refs look like "41" (or "1-41" inside an iframe) and come from the latest page text or observe; read the page again to get fresh ones.`,
-    );
+  if (!target) throw unknownRefError(ref);
   return refWords(target);
 }
 
@@ -154,6 +161,7 @@ type PointerRun = (options: { timeout: number; trial?: boolean }) => Promise<voi
 async function pointerAction(s: Step, element: Locator, run: PointerRun): Promise<void> {
   const deadline = Date.now() + s.timeout;
   for (;;) {
+    throwIfAborted(s.signal);
     const left = deadline - Date.now();
     const last = left <= COVER_SLICE_MS + COVER_CONFIRM_MS;
     try {
@@ -165,6 +173,25 @@ async function pointerAction(s: Step, element: Locator, run: PointerRun): Promis
       if (hold === 'covered' || hold === 'outside') {
         if (last || (await stillHeld(run, hold))) throw await covered(s, element, err);
       } else if (last || hold !== 'waiting') throw err;
+    }
+  }
+}
+
+/**
+ * An action Playwright does once its element is ready (visible, enabled, editable), asked for in slices of
+ * ACTION_SLICE_MS up to the step's timeout, with the call's cancel checked between: a cancelled call leaves at most one
+ * slice of it behind, not a fill that lands when the field is enabled a minute later. Only for actions that give the
+ * same result when done twice (fill, selectOption, setInputFiles): a slice that ran out is simply asked again.
+ */
+async function inSlices<T>(s: Step, run: (timeout: number) => Promise<T>): Promise<T> {
+  const deadline = Date.now() + s.timeout;
+  for (;;) {
+    throwIfAborted(s.signal);
+    const left = deadline - Date.now();
+    try {
+      return await run(Math.max(1, Math.min(left, ACTION_SLICE_MS)));
+    } catch (err) {
+      if (!(err instanceof playwrightErrors.TimeoutError) || left <= ACTION_SLICE_MS) throw err;
     }
   }
 }
@@ -222,7 +249,9 @@ const str = (value: unknown) => JSON.stringify(value);
 
 /** A value typed into a password field is a secret of the session from now on: the log and the trace mask it. */
 async function maskIfPassword(s: Step, password: boolean, value: string): Promise<void> {
-  if (value && password) s.session.recording.secrets.addPassword(value);
+  if (!value || !password) return;
+  s.session.recording.secrets.addPassword(value);
+  s.session.recording.secrets.typed();
 }
 
 /** Whether the element is a password field: as the page text read it for a ref, asked of the page for a selector. */
@@ -258,7 +287,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     const password = await isPassword(s, element);
     await maskIfPassword(s, password, s.args.value as string);
     const { value, as } = await inFieldFormat(s, element, s.args.value as string);
-    await element.fill(value, { timeout: s.timeout });
+    await inSlices(s, (timeout) => element.fill(value, { timeout }));
     // What the field holds is read before Enter: a form that submits (or a list that takes the entry) clears it.
     const holds = await heldValue(s, element, value, password);
     if (!s.args.submit) return `Filled ${s.target} with ${str(s.shown.value)}${as}.${holds}`;
@@ -269,7 +298,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   type: async (s) => {
     const element = await s.element();
     await maskIfPassword(s, await isPassword(s, element), s.args.text as string);
-    await element.pressSequentially(s.args.text as string, { timeout: s.timeout });
+    await typeAtEnd(s.page, element, s.args.text as string, { timeout: s.timeout, signal: s.signal, target: s.target });
     return `Typed ${str(s.shown.text)} into ${s.target}.`;
   },
   press: async (s) => {
@@ -277,6 +306,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
     const times = (s.args.times as number | undefined) ?? 1;
     const element = s.onElement ? await s.element() : undefined;
     for (let i = 0; i < times; i++) {
+      throwIfAborted(s.signal);
       if (element) await element.press(key, { timeout: s.timeout });
       else await bounded(s.page.keyboard.press(key), s.timeout, `pressing ${key}`);
     }
@@ -289,7 +319,7 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   },
   selectOption: async (s) => {
     const element = await s.element();
-    const selected = await element.selectOption(s.args.values as string[], { timeout: s.timeout });
+    const selected = await inSlices(s, (timeout) => element.selectOption(s.args.values as string[], { timeout }));
     await loaded(s.page);
     return `Selected ${selected.map(str).join(', ')} in ${s.target}.${await heldValue(s, element, selected.join(', '), false)}`;
   },
@@ -314,10 +344,18 @@ const METHODS: Record<ActMethod, (step: Step) => Promise<string>> = {
   wait: (s) => wait(s),
   newTab: async (s) => {
     const url = checkUrl(s.args.url as string, s.policy).href;
+    const before = s.session.pages.list().find((tab) => tab.active)?.tabId;
     const tabId = await s.session.pages.open();
-    await navigate(s.session, { url, options: { timeout: Math.max(s.timeout, DEFAULTS.navigationTimeoutMs) } }, s.policy, {
-      signal: s.signal,
-    });
+    try {
+      await navigate(s.session, { url, options: { timeout: Math.max(s.timeout, DEFAULTS.navigationTimeoutMs) } }, s.policy, {
+        signal: s.signal,
+      });
+    } catch (err) {
+      // A refused or failed newTab leaves no tab behind (nine refusals would fill the tab limit): the one before is active again.
+      await s.session.pages.close(tabId).catch(() => undefined);
+      if (before !== undefined && s.session.pages.list().some((tab) => tab.tabId === before)) s.session.pages.select(before);
+      throw err;
+    }
     return `Opened ${s.session.page.url()} in new tab ${tabId}.`;
   },
   selectTab: async (s) => {
@@ -463,10 +501,19 @@ async function dragTo(s: Step): Promise<string> {
   const to = ref
     ? `[${ref}] ${describeRef(s.session, ref)}`
     : targetSelector
-      ? `selector ${JSON.stringify(targetSelector)}`
+      ? `selector ${JSON.stringify(clip(targetSelector))}`
       : `the point (${x}, ${y})`;
   const at = position ? ` at (${position.x}, ${position.y}) in it` : '';
   const end = target ? await pointIn(target, position, s.timeout) : await checkPoint(s.session, { x: x!, y: y! });
+  // A position far outside the target would drop nowhere, and the mouse would be moved there all the same.
+  if (position)
+    await checkPoint(s.session, end).catch((err: unknown) => {
+      if (!(err instanceof ServiceError) || err.code !== 'invalid_argument') throw err;
+      throw new ServiceError(
+        'invalid_argument',
+        `arguments.position (${position.x}, ${position.y}) puts the drop at (${Math.round(end.x)}, ${Math.round(end.y)}), outside the viewport; give a point inside ${to}, CSS px from its top-left.`,
+      );
+    });
   const element = s.point ? undefined : await s.element();
   if (element) await pointerAction(s, element, (run) => element.hover(run));
   await withMouse(s, async (mouse, at) => {
@@ -622,7 +669,8 @@ async function upload(s: Step): Promise<string> {
       'payload_too_large',
       `The files add up to ${total} bytes; at most ${MAX_UPLOAD_BYTES} bytes can be uploaded at once.`,
     );
-  await (await s.element()).setInputFiles(files, { timeout: s.timeout });
+  const element = await s.element();
+  await inSlices(s, (timeout) => element.setInputFiles(files, { timeout }));
   return `Uploaded ${files.map((file) => `${str(file.name)} (${file.buffer.length} bytes)`).join(', ')} to ${s.target}.`;
 }
 
@@ -649,16 +697,32 @@ async function wait(s: Step): Promise<string> {
     await sleep(ms, s.signal);
     return `Waited ${ms} ms.`;
   }
-  const shownText = (s.shown.text ?? s.shown.textGone) as string;
+  const shownText = clip((s.shown.text ?? s.shown.textGone) as string);
   const locator = s.page.getByText((text ?? textGone)!).first();
-  await locator.waitFor({ state: text !== undefined ? 'visible' : 'hidden', timeout: s.timeout }).catch((err: unknown) => {
-    throw new ServiceError(
-      'action_timeout',
-      `${str(shownText)} ${text !== undefined ? 'did not appear' : 'was still visible'} within ${s.timeout} ms.`,
-      { cause: err },
-    );
-  });
+  const state = text !== undefined ? 'visible' : 'hidden';
+  // In slices, so that a cancelled call leaves no wait behind for long.
+  const deadline = Date.now() + s.timeout;
+  for (;;) {
+    throwIfAborted(s.signal);
+    const left = deadline - Date.now();
+    try {
+      await locator.waitFor({ state, timeout: Math.max(1, Math.min(left, WAIT_SLICE_MS)) });
+      break;
+    } catch (err) {
+      if (err instanceof playwrightErrors.TimeoutError && left > WAIT_SLICE_MS) continue;
+      throw new ServiceError(
+        'action_timeout',
+        `${str(shownText)} ${text !== undefined ? 'did not appear' : 'was still visible'} within ${s.timeout} ms.`,
+        { cause: err },
+      );
+    }
+  }
   return text !== undefined ? `${str(shownText)} is visible.` : `${str(shownText)} is gone.`;
+}
+
+/** A text the caller gave, cut to MAX_ECHO_CHARS for a message: a 100 KB selector is not said back whole. */
+function clip(text: string): string {
+  return text.length > MAX_ECHO_CHARS ? `${text.slice(0, MAX_ECHO_CHARS - 1)}…` : text;
 }
 
 /** Waits for a navigation the action may have started to load; a page that keeps loading is read as it is. */

@@ -144,13 +144,17 @@ async function readChange(
       { signal },
     );
     const after = lastRead(session)!;
+    // Counting the change is work on the server's thread: a call cancelled meanwhile skips it.
+    throwIfAborted(signal);
     // Where the focus went is no change to show: a field left for a button would be two lines of every diff.
     const redacted = (read: LastRead) => ({ ...read, text: withoutFocus(variables.redact(read.text)) });
     const change = pageChange(before && redacted(before), redacted(after), urlBefore, maxTokens);
     return { change, title: snapshot.title };
   } catch (err) {
     if (signal?.aborted || isAbortError(err)) throw err;
-    const reason = err instanceof ServiceError ? err.message : 'the page did not answer';
+    // A read that timed out on a page held by a script has the script stopped now: the next call finds it answering.
+    const told = await session.pages.recoverAfterTimeout(err);
+    const reason = told instanceof ServiceError ? told.message : 'the page did not answer';
     const url = session.page.url();
     return {
       change: {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_SETTLE_MS, MAX_SETTLE_MS, Settled } from '../settle/index.js';
+import { ListedVariableValue, VariableValue } from '../variables.js';
 
 /**
  * What act can do. Element methods need a ref; press and scroll take one optionally; history and waiting act on the
@@ -72,9 +73,25 @@ const Empty = z.object({}).strict();
 export const MAX_UPLOAD_FILES = 20;
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 export const MAX_WAIT_MS = 30_000;
+/** Longest selector an argument takes (as action.selector), and longest text `wait` looks for. */
+export const MAX_SELECTOR_CHARS = 2_000;
+export const MAX_WAIT_TEXT_CHARS = 2_000;
+/** Farthest a drop `position` may be from its target's top-left, CSS px (a viewport is at most 4096 px wide). */
+export const MAX_DROP_OFFSET = 10_000;
 /** Most screens one scroll moves, and the highest occurrence selectText counts to. */
 export const MAX_SCROLL_SCREENS = 20;
 export const MAX_OCCURRENCE = 1000;
+/**
+ * Longest text a fill puts in a field, and longest a type types key by key (issue 40: a 10 MB fill was read back,
+ * diffed and counted); a longer text is a file to upload. Option values and keys are short.
+ */
+export const MAX_FILL_CHARS = 100_000;
+export const MAX_TYPE_CHARS = 10_000;
+const MAX_OPTION_VALUES = 100;
+const MAX_OPTION_CHARS = 1_000;
+const MAX_KEY_CHARS = 100;
+const MAX_URL_CHARS = 8_192;
+const MAX_TAB_ID_CHARS = 100;
 /** Largest act request a door reads: the largest upload as base64 (4/3 of its bytes) plus 1 MiB for the rest. */
 export const MAX_ACT_INPUT_BYTES = Math.ceil((MAX_UPLOAD_BYTES * 4) / 3) + 1024 * 1024;
 
@@ -91,16 +108,29 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
   click: ClickArguments,
   dblclick: ClickArguments,
   fill: z
-    .object({ value: z.string().describe('Replaces the field text.'), submit: z.boolean().optional().describe('Press Enter after.') })
+    .object({
+      value: z.string().max(MAX_FILL_CHARS).describe('Replaces the field text.'),
+      submit: z.boolean().optional().describe('Press Enter after.'),
+    })
     .strict(),
-  type: z.object({ text: z.string().describe('Typed key by key at the end of the field (autocompletes, key handlers).') }).strict(),
+  type: z
+    .object({ text: z.string().max(MAX_TYPE_CHARS).describe('Typed key by key at the end of the field (autocompletes, key handlers).') })
+    .strict(),
   press: z
     .object({
-      key: z.string().min(1).describe('A key or chord: "Enter", "Escape", "Control+A".'),
+      key: z.string().min(1).max(MAX_KEY_CHARS).describe('A key or chord: "Enter", "Escape", "Control+A".'),
       times: z.number().int().min(1).max(MAX_PRESS_TIMES).optional().describe(`Press it this many times (at most ${MAX_PRESS_TIMES}).`),
     })
     .strict(),
-  selectOption: z.object({ values: z.array(z.string()).min(1).describe('Option values or labels; several for a multi-select.') }).strict(),
+  selectOption: z
+    .object({
+      values: z
+        .array(z.string().max(MAX_OPTION_CHARS))
+        .min(1)
+        .max(MAX_OPTION_VALUES)
+        .describe('Option values or labels; several for a multi-select.'),
+    })
+    .strict(),
   check: Empty,
   uncheck: Empty,
   hover: Empty,
@@ -113,9 +143,12 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
   dragTo: z
     .object({
       targetRef: z.string().min(1).optional().describe('Ref of the element to drop onto.'),
-      targetSelector: z.string().min(1).optional().describe('Or a selector of it.'),
+      targetSelector: z.string().min(1).max(MAX_SELECTOR_CHARS).optional().describe('Or a selector of it.'),
       position: z
-        .object({ x: z.number(), y: z.number() })
+        .object({
+          x: z.number().min(-MAX_DROP_OFFSET).max(MAX_DROP_OFFSET),
+          y: z.number().min(-MAX_DROP_OFFSET).max(MAX_DROP_OFFSET),
+        })
         .strict()
         .optional()
         .describe('Where in the target, CSS px from its top-left (above or below an item); default its centre.'),
@@ -135,23 +168,25 @@ export const METHOD_ARGUMENTS: Record<ActMethod, z.ZodObject> = {
   reload: Empty,
   wait: z
     .object({
-      text: z.string().min(1).optional().describe('Wait until this text is visible.'),
-      textGone: z.string().min(1).optional().describe('Wait until this text is no longer visible.'),
+      text: z.string().min(1).max(MAX_WAIT_TEXT_CHARS).optional().describe('Wait until this text is visible.'),
+      textGone: z.string().min(1).max(MAX_WAIT_TEXT_CHARS).optional().describe('Wait until this text is no longer visible.'),
       ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe('Wait this long, ms.'),
     })
     .describe('With no arguments: wait for the page to settle.')
     .strict(),
-  newTab: z.object({ url: z.string().min(1).describe('Opened in a new tab, which becomes the active one.') }).strict(),
-  selectTab: z.object({ tabId: z.string().min(1).describe('A tabId from the session info or an act result.') }).strict(),
-  closeTab: z.object({ tabId: z.string().min(1) }).strict(),
+  newTab: z.object({ url: z.string().min(1).max(MAX_URL_CHARS).describe('Opened in a new tab, which becomes the active one.') }).strict(),
+  selectTab: z
+    .object({ tabId: z.string().min(1).max(MAX_TAB_ID_CHARS).describe('A tabId from the session info or an act result.') })
+    .strict(),
+  closeTab: z.object({ tabId: z.string().min(1).max(MAX_TAB_ID_CHARS) }).strict(),
 };
 
 /** Each method's arguments as the MCP tool's description shows them in brief, with their bounds (the schema has the whole). */
 export const METHOD_ARGUMENT_HINTS: Record<ActMethod, string> = {
   click: `{button?, delay? ≤${MAX_HOLD_MS}}`,
   dblclick: '',
-  fill: '{value, submit?}',
-  type: '{text}',
+  fill: `{value ≤${MAX_FILL_CHARS}, submit?}`,
+  type: `{text ≤${MAX_TYPE_CHARS}}`,
   press: `{key, times? ≤${MAX_PRESS_TIMES}}`,
   selectOption: '{values}',
   check: '',
@@ -217,6 +252,9 @@ export type Action = z.infer<typeof Action>;
 /** Most actions one act call runs in order (`actions`). */
 export const MAX_ACTIONS = 50;
 
+const VARIABLES_DESCRIPTION =
+  'Values for %name% placeholders in arguments, never shown to a model. {value, origins}: typed only on those origins, refused elsewhere.';
+
 export const ActRequest = z
   .object({
     action: Action.optional().describe('What to do (no model); an observe result as is.'),
@@ -229,7 +267,7 @@ export const ActRequest = z
       .optional()
       .describe('Each like action, run in order; stops at the first that fails. One answer.'),
     instruction: z.string().min(1).optional().describe('What to do, in words; a model picks the action.'),
-    variables: z.record(z.string(), z.string()).optional().describe('Values for %name% placeholders in arguments, never shown to a model.'),
+    variables: z.record(z.string(), VariableValue).optional().describe(VARIABLES_DESCRIPTION),
     modelName: z.string().min(1).optional(),
     modelClientOptions: z.record(z.string(), z.unknown()).optional(),
     timeoutMs: z
@@ -256,6 +294,11 @@ export const ActRequest = z
   })
   .strict();
 export type ActRequest = z.infer<typeof ActRequest>;
+
+/** The request as tools/list shows it: a variable's `{value, origins}` form said in words rather than in the schema. */
+export const ActListedRequest = ActRequest.extend({
+  variables: z.record(z.string(), ListedVariableValue).optional().describe(VARIABLES_DESCRIPTION),
+});
 
 export const ActResult = z.object({
   success: z.boolean(),

@@ -8,6 +8,7 @@ import type { ScreenshotInfo, ScreenshotRequest } from './schema.js';
 import { imageSize as headerSize } from '../llm/images.js';
 import type { OperationContext } from '../operation.js';
 import { drawRefs, readRefs, type Region } from './annotate.js';
+import { maskSecrets } from './mask.js';
 
 /**
  * Size caps, so a full-page screenshot of a huge page cannot flood a client or its model: the longest side is scaled
@@ -26,7 +27,8 @@ export interface Screenshot extends ScreenshotInfo {
  * A screenshot of the viewport, the full page or one element (by ref), within SCREENSHOT_LIMITS; `maxSide` asks
  * Chromium for fewer pixels still (the agent's overview for a model: no decoding and re-encoding on this thread).
  * `annotate` reads the page (as observe does) and draws the refs that show in the shot on an overlay that is taken
- * away again before this answers, whatever happens (annotate.ts).
+ * away again before this answers, whatever happens (annotate.ts). Every shot first covers what shows one of the
+ * session's secrets, and filled password fields, with masks taken away alike (mask.ts, above the labels).
  */
 export async function screenshot(
   session: Session,
@@ -37,13 +39,28 @@ export async function screenshot(
   const cdp = await pageSession(session.watched, DEFAULT_CALL_TIMEOUT_MS);
   const { region, clipped, beyondViewport } = await regionOf(session, cdp, req);
   const scale = Math.min(1, Math.min(maxSide, SCREENSHOT_LIMITS.maxSide) / Math.max(region.width, region.height));
-  if (!refs) return capture(cdp, req, { region, clipped, beyondViewport, scale });
-  const overlay = await drawRefs(session, refs, { region, scale });
+  // No picture leaves with a secret legible in it, nor a password field's length (mask.ts).
+  const masks = await maskSecrets(session, cdp);
   try {
-    return { ...(await capture(cdp, req, { region, clipped, beyondViewport, scale })), annotated: overlay.drawn };
+    const shot = { region, clipped, beyondViewport, scale };
+    if (!refs) return await offered(session, req, region, await capture(cdp, req, shot));
+    const overlay = await drawRefs(session, refs, { region, scale });
+    try {
+      return { ...(await capture(cdp, req, shot)), annotated: overlay.drawn };
+    } finally {
+      await overlay.remove();
+    }
   } finally {
-    await overlay.remove();
+    await masks.remove();
   }
+}
+
+/** A masked picture of the viewport in JPEG is also a frame for the trace, when it keeps masked frames (trace.ts). */
+async function offered(session: Session, req: ScreenshotRequest, region: Region, shot: Screenshot): Promise<Screenshot> {
+  const trace = session.recording.trace;
+  if (trace?.wantsFrames(session.recording.secrets) && !req.ref && !req.fullPage && shot.mimeType === 'image/jpeg')
+    await trace.addFrame({ page: session.page, image: shot.image, width: region.width, height: region.height }).catch(() => undefined);
+  return shot;
 }
 
 /** Captures the region, re-encoding and scaling down until it fits SCREENSHOT_LIMITS. */

@@ -4,6 +4,7 @@ import type { Session } from '../sessions.js';
 import { bounded, DEFAULT_CALL_TIMEOUT_MS, pageSession } from '../page/cdp.js';
 import { frameWorlds } from '../snapshot/read.js';
 import { PAGE_REFS_KEY } from '../page/ref-engine.js';
+import { checkSelector } from './selector.js';
 import { REFS, type RefTarget } from '../snapshot/refs.js';
 import type { ElementRef } from '../snapshot/types.js';
 import { WALKER_STATE_KEY } from '../snapshot/walker.js';
@@ -28,20 +29,26 @@ export interface Point {
 /**
  * The one visible element a Playwright selector (`css=`, `xpath=`, `text=`, `role=button[name="Save"]`, `>>` chains)
  * matches on the session's page. Several visible matches are `selector_ambiguous`, listing the first ones with a
- * selector for each; none is `selector_not_found`. Playwright's `internal:` engines are refused.
+ * selector for each; none is `selector_not_found`. Engines other than Playwright's public ones are refused (selector.ts).
  */
 export async function resolveSelector(session: Session, selector: string, timeoutMs: number): Promise<Locator> {
   const given = selector.trim();
   if (!given)
     throw new ServiceError('invalid_argument', 'selector is empty; pass a Playwright selector such as "text=Save" or "css=#start".');
-  if (/(^|>>)\s*internal:/i.test(given))
-    throw new ServiceError(
-      'invalid_argument',
-      `selector ${JSON.stringify(given)} uses an internal: engine; use css=, xpath=, text= or role=.`,
-    );
+  checkSelector(given);
   const all = session.page.locator(given);
-  const count = await bounded(all.count(), timeoutMs, `finding ${given}`).catch((err: unknown) => {
+  const watched = session.watched;
+  const count = await bounded(Promise.race([all.count(), watched.crash]), timeoutMs, `finding ${given}`).catch((err: unknown) => {
     if (err instanceof ServiceError) throw err;
+    // The renderer died under the lookup: that is the page's failure, not the selector's.
+    if (
+      watched.crashed ||
+      watched.page.isClosed() ||
+      /Target crashed|Target (page, context or browser )?(has been )?closed/i.test(String(err))
+    )
+      throw new ServiceError('page_crashed', 'The page crashed or closed while the selector was looked up. Navigate again to continue.', {
+        cause: err,
+      });
     throw new ServiceError('invalid_argument', `selector ${JSON.stringify(given)} is not a valid Playwright selector: ${firstLine(err)}`, {
       cause: err,
     });

@@ -14,7 +14,7 @@ import {
 } from '../act/index.js';
 import { parseInput } from '../validation.js';
 import { coerceArguments } from './coerce.js';
-import type { BrowserTool, ToolEnv, ToolOutcome } from './tools.js';
+import { forAgent, type BrowserTool, type ToolEnv, type ToolOutcome } from './tools.js';
 
 /** Budget for what one action changed, o200k tokens: smaller than act's default, since every result stays in the history. */
 export const AGENT_CHANGE_TOKENS = 600;
@@ -94,7 +94,13 @@ async function runAgentActions(env: ToolEnv, actions: Action[]): Promise<ToolOut
     policy: env.config,
     signal: env.signal,
   });
-  return { text: agentResultText(result, env.session.page.url() !== urlBefore) };
+  const failed = result.failed && `action ${result.failed.step} failed: ${result.failed.code}: ${forAgent(result.failed.message)}`;
+  return {
+    text: agentResultText(result, env.session.page.url() !== urlBefore),
+    // Several actions: each one's own words, not "Did 3 actions." (the one that failed is the error).
+    did: result.steps ? result.steps.map((step) => step.message).join(' ') : result.message,
+    ...(failed ? { error: failed } : {}),
+  };
 }
 
 /**
@@ -104,7 +110,8 @@ async function runAgentActions(env: ToolEnv, actions: Action[]): Promise<ToolOut
 export function agentResultText(result: ActResult, urlChanged: boolean): string {
   // The page's text (a new page, or a change that costs more than the page) is in the next page state, whole.
   const whole = result.pageText !== undefined;
-  const shown: ActResult = whole ? { ...result, pageText: undefined, diff: undefined, truncated: undefined } : result;
+  const own = result.failed ? { ...result, failed: { ...result.failed, message: forAgent(result.failed.message) } } : result;
+  const shown: ActResult = whole ? { ...own, pageText: undefined, diff: undefined, truncated: undefined } : own;
   const location = urlChanged || result.navigated ? { url: result.url, title: result.title } : undefined;
   const text = actResultText(shown, { location });
   if (!whole) return text;

@@ -6,14 +6,14 @@ import { UsageTotal, type Usage } from '../usage.js';
 import { createModelClient, DEFAULT_MODELS, parseModelName } from '../llm/index.js';
 import type { ChatResponse, LLMClient, ToolCall } from '../llm/types.js';
 import { type OperationContext } from '../operation.js';
-import { sleep } from '../time.js';
+import { sleep, withTimeout } from '../time.js';
 import type { Session } from '../sessions.js';
 import { takeSnapshot } from '../snapshot/index.js';
 import { ACT_TOOL } from './act-tools.js';
 import { Integrations } from './integrations.js';
 import { History, systemPrompt, taskMessage, type PageState } from './prompt.js';
 import type { AgentAction, AgentConfig, AgentExecuteOptions, AgentResult } from './schema.js';
-import { Toolbox } from './toolbox.js';
+import { rawArguments, Toolbox } from './toolbox.js';
 import { askHuman } from './ask-human.js';
 import type { LiveViews } from '../live/index.js';
 import { describeToolError, type HumanHelp, type ToolEnv, type ToolOutcome } from './tools.js';
@@ -133,12 +133,20 @@ async function loop(run: AgentRun): Promise<AgentResult> {
   let eventSeq = session.lastEventSeq;
   let steps = 0;
 
-  const finish = (stop: StopReason, success: boolean, completed: boolean, message: string, humanHelp?: HumanHelp): AgentResult => ({
+  let lastTitle = '';
+  const finish = async (
+    stop: StopReason,
+    success: boolean,
+    completed: boolean,
+    message: string,
+    humanHelp?: HumanHelp,
+  ): Promise<AgentResult> => ({
     success,
     message: variables.redact(message),
     actions,
     completed,
     metadata: {
+      ...(await endedAt(session, variables, lastTitle)),
       steps,
       actionCount: actions.length,
       stopReason: stop,
@@ -176,6 +184,7 @@ async function loop(run: AgentRun): Promise<AgentResult> {
       signal,
     });
     screenshotRequested = false;
+    lastTitle = state.title;
     history.addState(state);
     timing.observeMs = Math.round(performance.now() - mark);
 
@@ -210,13 +219,18 @@ async function loop(run: AgentRun): Promise<AgentResult> {
       const pageUrl = session.recording.secrets.mask(variables.redact(session.page.url()));
       const actionStart = performance.now();
       const result = await toolbox.call(call);
+      // A tool that does not say what it did in act's way (extract, an integration's) is named with its arguments and answer.
+      const did =
+        result.did ??
+        (result.error === undefined ? `${call.name} ${JSON.stringify(call.arguments ?? {})}: ${result.text.split('\n')[0]}` : undefined);
       const action: AgentAction = {
         type: actionType(call),
         arguments: argumentsRecord(call.arguments),
+        ...(did ? { message: cutLine(variables.redact(did)) } : {}),
         ...(response.text.trim() ? { reasoning: variables.redact(response.text.trim()) } : {}),
         pageUrl,
         timeMs: Math.round(performance.now() - actionStart),
-        ...(result.error !== undefined ? { error: result.error } : {}),
+        ...(result.error !== undefined ? { error: variables.redact(result.error) } : {}),
       };
       actions.push(action);
       history.addToolResult(call, result);
@@ -299,6 +313,25 @@ function actionType(call: ToolCall): string {
 
 function argumentsRecord(args: unknown): Record<string, unknown> | undefined {
   if (args && typeof args === 'object' && !Array.isArray(args)) return args as Record<string, unknown>;
-  if (typeof args === 'string' && args) return { raw: args };
+  if (typeof args === 'string' && args) return { raw: rawArguments(args) };
   return undefined;
+}
+
+/** Longest `actions[i].message`: what an action did in a line (a fill of a long text says all of it). */
+const MAX_ACTION_MESSAGE_CHARS = 500;
+
+function cutLine(text: string): string {
+  return text.length <= MAX_ACTION_MESSAGE_CHARS ? text : `${text.slice(0, MAX_ACTION_MESSAGE_CHARS - 1)}…`;
+}
+
+/** Longest wait for the page's title when the run ends (a page stuck in a script never answers). */
+const END_TITLE_MS = 1_000;
+
+/** Where the page was when the run ended, for a caller judging the run: its URL and title, secrets masked. */
+async function endedAt(session: Session, variables: Variables, lastTitle: string): Promise<{ url: string; title: string }> {
+  const mask = (text: string) => variables.redact(session.recording.secrets.mask(text));
+  const read = session.page.title();
+  read.catch(() => undefined);
+  const title = await withTimeout(read, END_TITLE_MS, () => new Error('no title in time')).catch(() => lastTitle);
+  return { url: mask(session.page.url()), title: mask(title) };
 }

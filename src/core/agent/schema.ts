@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import { Usage } from '../usage.js';
+import { ListedVariableValue, VariableValue } from '../variables.js';
 
 /** An MCP server the agent may use: its URL, or its URL with headers (e.g. Authorization). */
 export const Integration = z.union([
@@ -47,9 +48,11 @@ export const AgentExecuteOptionsObject = z
     waitBetweenActions: z.number().int().min(0).max(60_000).optional().describe('Pause between actions, ms (default 0).'),
     context: z.string().optional().describe('Extra context or constraints for the task.'),
     variables: z
-      .record(z.string().regex(/^[A-Za-z0-9_]+$/), z.string())
+      .record(z.string().regex(/^[A-Za-z0-9_]+$/), VariableValue)
       .optional()
-      .describe('Values for %name% placeholders in the instruction; substituted after inference, never sent to the model or logged.'),
+      .describe(
+        'Values for %name% placeholders in the instruction; substituted after inference, never sent to the model or logged. {value, origins}: typed only on those origins, refused elsewhere.',
+      ),
   })
   .strict();
 export type AgentExecuteOptions = z.infer<typeof AgentExecuteOptionsObject>;
@@ -80,6 +83,10 @@ export const AgentAction = z.object({
       "act's method for an act call (click, fill, ...), else the tool: goto, extract, ask_human, done, or an integration or custom tool.",
     ),
   arguments: z.record(z.string(), z.unknown()).optional().describe('Arguments as the model gave them (variables stay as %name%).'),
+  message: z
+    .string()
+    .optional()
+    .describe('What the action did, in act\'s words with its target and value (`Filled [3] textbox "Email" with "%email%".`).'),
   reasoning: z.string().optional().describe('What the model said alongside the call.'),
   pageUrl: z.string().optional().describe('URL of the page when the action started.'),
   timeMs: z.number().optional().describe('How long the action took.'),
@@ -109,7 +116,16 @@ export const AgentExecuteRequest = z
 
 /** The request as tools/list shows it: executeOptions without the Python client's snake_case twins, which no model needs. */
 export const AgentExecuteListedRequest = AgentExecuteRequest.extend({
-  executeOptions: z.union([z.string().min(1), AgentExecuteOptionsObject]),
+  executeOptions: z.union([
+    z.string().min(1),
+    // A variable's {value, origins} form is said in the description: listing its fields costs 66 tokens.
+    AgentExecuteOptionsObject.extend({
+      variables: z
+        .record(AgentExecuteOptionsObject.shape.variables.unwrap().keyType, ListedVariableValue)
+        .optional()
+        .describe(AgentExecuteOptionsObject.shape.variables.description!),
+    }),
+  ]),
 });
 
 /** What BrowserService.agentExecute takes: the wire request, or the library's richer config. */

@@ -15,11 +15,20 @@ export const BROWSER_TOOLS: BrowserTool[] = [GOTO_TOOL, ACT_TOOL, ...OWN_TOOLS];
 /** Longest any one action may take before the model is told it timed out and the loop moves on. */
 const ACTION_GUARD_MS = 90_000;
 
-/** What one tool call did, for the model (text) and for the result (error, done). */
+/** What one tool call did, for the model (text) and for the result (did, error, done). */
 export interface CallResult {
   text: string;
+  did?: string;
   error?: string;
   done?: ToolOutcome['done'];
+}
+
+/** Most characters of arguments that were not JSON kept for the model to see again, and in the run's result. */
+const MAX_RAW_ARGUMENTS_CHARS = 1_000;
+
+/** Arguments that were not JSON as the model sent them, cut to MAX_RAW_ARGUMENTS_CHARS. */
+export function rawArguments(text: string): string {
+  return text.length <= MAX_RAW_ARGUMENTS_CHARS ? text : `${text.slice(0, MAX_RAW_ARGUMENTS_CHARS)}… (${text.length} characters in all)`;
 }
 
 /** Every tool the model may call in one run: the browser's, the caller's own (library), and the integrations'. */
@@ -102,10 +111,11 @@ export class Toolbox {
 function parseArguments(call: ToolCall): Record<string, unknown> {
   const args = call.arguments;
   if (args === undefined || args === null || args === '') return {};
+  // The history holds {} for them (strict servers reject a history echoing invalid JSON): the model sees what it sent here.
   if (typeof args === 'string')
     throw new ServiceError(
       'invalid_argument',
-      `The arguments of ${call.name} were not valid JSON (the history shows them as {}); send a JSON object.`,
+      `The arguments of ${call.name} were not valid JSON (the history shows them as {}); send a JSON object. You sent:\n${rawArguments(args)}`,
     );
   if (typeof args !== 'object' || Array.isArray(args))
     throw new ServiceError('invalid_argument', `The arguments of ${call.name} must be a JSON object.`);

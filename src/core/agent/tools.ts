@@ -8,6 +8,7 @@ import type { Usage } from '../usage.js';
 import { navigate, type NavigatePolicy } from '../navigate.js';
 import type { Session } from '../sessions.js';
 import type { Variables } from '../variables.js';
+import { READ_AGAIN } from '../snapshot/refs.js';
 
 const MAX_RESULT_CHARS = 8_000;
 
@@ -32,6 +33,10 @@ export interface ToolEnv {
 /** A tool's answer to the model; `done` ends the run. */
 export interface ToolOutcome {
   text: string;
+  /** What the call did, in a line, for the run's result (act's own words: `Filled [3] textbox "Email" with "%email%".`). */
+  did?: string;
+  /** Why a call that answered went wrong in part (several actions that stopped at a failing one). */
+  error?: string;
   done?: { success: boolean; message: string; humanHelp?: HumanHelp };
 }
 
@@ -61,14 +66,18 @@ export const GOTO_TOOL = defineBrowserTool({
   description: 'Open a URL in the current tab.',
   input: z.object({ url: z.string().min(1).describe('Absolute http(s) URL.') }).strict(),
   run: async ({ url }, env) => {
-    const result = await navigate(
-      env.session,
-      { url: env.variables.substitute(url), options: { timeout: DEFAULTS.navigationTimeoutMs } },
-      env.config,
-      { signal: env.signal },
-    );
+    const address = env.variables.substitute(url);
+    // A variable in the address goes to that site: only to an origin it names, when it names some.
+    if (env.variables.usedIn(url)) {
+      env.variables.checkOrigins(url, [address]);
+      env.session.recording.secrets.typed();
+    }
+    const result = await navigate(env.session, { url: address, options: { timeout: DEFAULTS.navigationTimeoutMs } }, env.config, {
+      signal: env.signal,
+    });
     const opened = result?.url ?? env.session.recording.secrets.mask(env.session.page.url());
-    return { text: result ? `Opened ${opened} (HTTP ${result.status}).` : `Opened ${opened}.` };
+    const text = result ? `Opened ${opened} (HTTP ${result.status}).` : `Opened ${opened}.`;
+    return { text, did: text };
   },
 }) as unknown as BrowserTool;
 
@@ -120,7 +129,11 @@ export const OWN_TOOLS = [
         message: z.string().describe('The answer or outcome, including any values the task asked for.'),
       })
       .strict(),
-    run: async (args) => ({ text: 'Finished.', done: { success: args.success, message: args.message } }),
+    run: async (args) => ({
+      text: 'Finished.',
+      did: `Finished, saying ${args.success ? 'it succeeded' : 'it failed'}.`,
+      done: { success: args.success, message: args.message },
+    }),
   }),
 ] as unknown as BrowserTool[];
 
@@ -128,9 +141,17 @@ export function clip(text: string, max = MAX_RESULT_CHARS): string {
   return text.length <= max ? text : `${text.slice(0, max)}\n... (${text.length - max} more characters cut)`;
 }
 
+/** What the agent can do about a ref that does not work: it has no tool to read the page, a page state comes each step. */
+const AGENT_READ_AGAIN = 'the next page state shows the refs that work now; use one of those, or a selector, or x and y.';
+
+/** A message for the agent's model: where it says to read the page again, what the agent can do instead. */
+export function forAgent(message: string): string {
+  return message.replaceAll(READ_AGAIN, AGENT_READ_AGAIN);
+}
+
 /** One line a model can act on, instead of Playwright's multi-line call log. */
 export function describeToolError(err: unknown): string {
-  if (err instanceof ServiceError) return `${err.code}: ${err.message}`;
+  if (err instanceof ServiceError) return `${err.code}: ${forAgent(err.message)}`;
   if (err instanceof playwrightErrors.TimeoutError) {
     return `timeout: ${firstLine(err.message)} The element may be hidden, disabled or covered; check the page text and try another ref.`;
   }

@@ -1,10 +1,10 @@
 import type { Page } from 'playwright-core';
 import type { Logger } from 'pino';
 import { cancelledError, ServiceError } from '../errors.js';
-import { withTimeout } from '../time.js';
 import type { Session } from '../sessions.js';
 import type { TabInfo } from '../session/pages.js';
-import { applyInput, selectedText, type LiveInput, type PageInput, type ViewportSize } from './input.js';
+import { selectedText, type LiveInput, type ViewportSize } from './input.js';
+import { InputQueue, REFUSALS, type BufferedInput, type Hold, type Refusal } from './queue.js';
 
 /** What the viewer page shows besides the frames; sent when it changes. */
 export interface LiveStatus {
@@ -24,7 +24,15 @@ export interface LiveStatus {
   asks: string | null;
 }
 
-export type LiveMessage = LiveStatus | { type: 'copied'; text: string } | { type: 'closed'; reason: LiveCloseReason; message: string };
+/** Input of this viewer that was not delivered: `total` since it connected, `message` why the latest was not. */
+export interface LiveRefused {
+  type: 'refused';
+  total: number;
+  message: string;
+}
+
+export type LiveMessage =
+  LiveStatus | LiveRefused | { type: 'copied'; text: string } | { type: 'closed'; reason: LiveCloseReason; message: string };
 export type LiveCloseReason = 'ended' | 'expired' | 'shutdown';
 
 /** One connected viewer, as the door that serves it implements it. */
@@ -73,16 +81,14 @@ interface ViewerSlot {
   viewer: LiveViewer;
   frames: NewestOnly<Buffer>;
   statuses: NewestOnly<LiveStatus>;
-}
-
-/** A person's hold on the page; `over` once it has ended, so input queued under it is no longer replayed. */
-interface Hold {
-  over: boolean;
+  /** Refusals have a single slot too: the newest carries the running total. */
+  refusals: NewestOnly<LiveRefused>;
+  refused: number;
 }
 
 type Control =
   | { state: 'none' }
-  | { state: 'waiting'; since: number; buffered: PageInput[] }
+  | { state: 'waiting'; buffered: Array<BufferedInput<LiveViewer>> }
   | {
       state: 'person';
       kind: 'takeover' | 'ask';
@@ -93,17 +99,9 @@ type Control =
     };
 
 const TICK_MS = 250;
-/** Input sent while a takeover waits for the running operation is kept this long, then dropped (stale positions). */
-const BUFFER_WAIT_MS = 2_000;
-const MAX_BUFFERED = 200;
+/** Most inputs kept while a takeover waits for the running operation; more are refused. */
+const MAX_BUFFERED = 500;
 const SCREENCAST_QUALITY = 70;
-/**
- * A viewer's input or copy the page has not taken within this is given up and the page is checked (a script that never
- * yields is replaced before the next operation); a hold that ended waits this long at most for input still under way.
- */
-export const LIVE_INPUT_TIMEOUT_MS = 5_000;
-/** Input waiting behind slower input beyond this many is dropped (a flood of moves at a page that stopped answering). */
-const MAX_QUEUED_INPUT = 200;
 /** Copied text is cut to this many characters. */
 export const MAX_COPIED_CHARS = 1_000_000;
 /** URLs in the status are cut to this many characters: the viewer shows them in one line, and a page can make one megabytes long. */
@@ -129,16 +127,13 @@ export class SessionLive {
   private readonly slots = new Set<ViewerSlot>();
   private castPage: Page | undefined;
   private castChain: Promise<void> = Promise.resolve();
-  private inputChain: Promise<void> = Promise.resolve();
+  private readonly input: InputQueue<LiveViewer>;
   private tick: NodeJS.Timeout | undefined;
   private lastStatus = '';
   private frameSize: ViewportSize | undefined;
   /** The newest frame, for a viewer who joins while the page is still (the screencast only sends changes). */
   private lastFrame: Buffer | undefined;
   private control: Control = { state: 'none' };
-  private queuedInput = 0;
-  /** Bumped when input times out: what was queued before is dropped rather than sent to a page that does not answer. */
-  private inputGeneration = 0;
   /** Set by the owner: undoes what it attached to the session when the hub is dropped. */
   onDrop: (() => void) | undefined;
   /** Frames delivered by the screencast (benchmarks). */
@@ -147,7 +142,14 @@ export class SessionLive {
   constructor(
     readonly session: Session,
     private readonly options: SessionLiveOptions,
-  ) {}
+  ) {
+    this.input = new InputQueue({
+      session,
+      logger: options.logger,
+      frameSize: () => this.frameSize,
+      refuse: (viewer, inputs, why) => this.refuse(viewer, inputs, why),
+    });
+  }
 
   get viewerCount(): number {
     return this.slots.size;
@@ -164,6 +166,8 @@ export class SessionLive {
       viewer,
       frames: new NewestOnly((jpeg, sent) => (this.slots.has(slot) ? viewer.sendFrame(jpeg, sent) : sent())),
       statuses: new NewestOnly((status, sent) => (this.slots.has(slot) ? viewer.send(status, sent) : sent())),
+      refusals: new NewestOnly((refused, sent) => (this.slots.has(slot) ? viewer.send(refused, sent) : sent())),
+      refused: 0,
     };
     this.slots.add(slot);
     if (this.slots.size === 1) {
@@ -212,32 +216,52 @@ export class SessionLive {
     if (this.control.state === 'person') this.control.release();
   }
 
-  /** One message from a viewer; a read-only viewer's are all ignored, copy included. */
+  /**
+   * One message from a viewer; a read-only viewer's are all ignored, copy included. Input is delivered in the order it
+   * came, or refused with a `refused` message the viewer shows: never dropped without a word.
+   */
   receive(viewer: LiveViewer, input: LiveInput): void {
     if (!viewer.interactive) return;
     if (input.type === 'copy') {
       // Never a password field's value, and the session's secrets masked as everywhere else.
       const mask = (text: string) => this.session.recording.secrets.mask(text);
-      return this.queueInput(async (page) => viewer.send({ type: 'copied', text: mask(await selectedText(page, MAX_COPIED_CHARS)) }));
+      return this.input.run(viewer, async (page) =>
+        viewer.send({ type: 'copied', text: mask(await selectedText(page, MAX_COPIED_CHARS)) }),
+      );
     }
     if (input.type === 'done') return this.handBack();
     if (input.type === 'takeover') return this.takeover();
     const control = this.control;
-    if (control.state === 'person') return this.queueApply(control.hold, input);
+    if (control.state === 'person') return this.input.apply(control.hold, viewer, input);
     if (control.state === 'none') this.takeover();
     const waiting = this.control;
-    if (waiting.state === 'waiting' && Date.now() - waiting.since < BUFFER_WAIT_MS && waiting.buffered.length < MAX_BUFFERED)
-      waiting.buffered.push(input);
+    if (waiting.state !== 'waiting') return;
+    if (waiting.buffered.length >= MAX_BUFFERED) return this.input.refuseAll([{ viewer, input, at: Date.now() }], 'full');
+    waiting.buffered.push({ viewer, input, at: Date.now() });
+  }
+
+  /** A message from an interactive viewer that is no input the server takes: refused, so the person knows. */
+  receiveUnreadable(viewer: LiveViewer): void {
+    if (viewer.interactive) this.refuse(viewer, 1, 'unreadable');
+  }
+
+  private refuse(viewer: LiveViewer, inputs: number, why: Refusal): void {
+    if (inputs <= 0) return;
+    for (const slot of this.slots)
+      if (slot.viewer === viewer) {
+        slot.refused += inputs;
+        slot.refusals.push({ type: 'refused', total: slot.refused, message: REFUSALS[why] });
+      }
   }
 
   /**
    * A person takes the page: a hold joins the session's queue, so it starts once the running operation has finished,
    * and operations called meanwhile wait behind it until Done, the last viewer leaving, or the takeover timeout,
-   * whatever the page does: input still under way then is waited for LIVE_INPUT_TIMEOUT_MS at most.
+   * whatever the page does: input still queued then is waited for LIVE_DRAIN_TIMEOUT_MS at most, the rest refused.
    */
   takeover(): void {
     if (this.control.state !== 'none') return;
-    const waiting: Control = { state: 'waiting', since: Date.now(), buffered: [] };
+    const waiting: Control = { state: 'waiting', buffered: [] };
     this.control = waiting;
     this.pushStatus();
     let release!: () => void;
@@ -255,7 +279,7 @@ export class SessionLive {
         // The last viewer leaving hands the page back (detach); this covers the link nobody opened.
         const unopened = setTimeout(() => this.slots.size === 0 && release(), this.options.takeoverFirstViewerMs);
         unopened.unref();
-        for (const input of waiting.buffered) this.queueApply(hold, input);
+        this.input.replay(hold, waiting.buffered);
         this.pushStatus();
         await released;
         clearTimeout(timer);
@@ -264,8 +288,7 @@ export class SessionLive {
           this.control = { state: 'none' };
           this.pushStatus();
         }
-        await this.inputDrained();
-        hold.over = true;
+        await this.input.drain(hold);
       })
       .catch((err: unknown) => this.options.logger.debug({ err, session: this.session.id }, 'live-view takeover ended with an error'))
       .finally(() => {
@@ -292,11 +315,7 @@ export class SessionLive {
         signal?.removeEventListener('abort', onAbort);
         if (this.control === held) this.control = { state: 'none' };
         this.pushStatus();
-        void this.inputDrained().then(() => {
-          hold.over = true;
-          if (err) reject(err);
-          else resolve();
-        });
+        void this.input.drain(hold).then(() => (err ? reject(err) : resolve()));
         if (this.idle) this.options.onIdle();
       };
       const onAbort = () => finish(cancelledError());
@@ -305,7 +324,10 @@ export class SessionLive {
         timeoutMs,
       );
       signal?.addEventListener('abort', onAbort, { once: true });
+      // A person already waiting for the page (their takeover queued behind this operation) gets it now, input and all.
+      const waiting = this.control;
       this.control = held;
+      if (waiting.state === 'waiting') this.input.replay(hold, waiting.buffered);
       this.pushStatus();
     });
   }
@@ -318,49 +340,10 @@ export class SessionLive {
   private handBack(): void {
     if (this.control.state === 'person') this.control.release();
     else if (this.control.state === 'waiting') {
+      this.input.refuseAll(this.control.buffered, 'cancelled');
       this.control = { state: 'none' };
       this.pushStatus();
     }
-  }
-
-  /**
-   * Runs viewer input one at a time on the active page, each given LIVE_INPUT_TIMEOUT_MS: a page that does not take it
-   * (a script that never yields) is checked and replaced before the next operation, as after a navigation timeout,
-   * and the input queued behind it is dropped.
-   */
-  private queueInput(work: (page: Page) => Promise<void>): void {
-    if (this.queuedInput >= MAX_QUEUED_INPUT) return;
-    this.queuedInput++;
-    const generation = this.inputGeneration;
-    this.inputChain = this.inputChain.then(async () => {
-      const page = this.session.page;
-      try {
-        if (generation !== this.inputGeneration) return;
-        const done = work(page);
-        done.catch(() => undefined);
-        await withTimeout(done, LIVE_INPUT_TIMEOUT_MS, () => new ServiceError('timeout', 'The page did not take the input.'));
-      } catch (err) {
-        this.options.logger.debug({ err, session: this.session.id }, 'live-view input failed');
-        if (err instanceof ServiceError && err.code === 'timeout' && page === this.session.page) {
-          this.inputGeneration++;
-          this.session.checkResponsive();
-        }
-      } finally {
-        this.queuedInput--;
-      }
-    });
-  }
-
-  /** Replays a person's input, unless their hold has ended by the time its turn comes. */
-  private queueApply(hold: Hold, input: PageInput): void {
-    this.queueInput(async (page) => {
-      if (!hold.over) await applyInput(page, input, this.frameSize ?? page.viewportSize() ?? { width: 1280, height: 800 });
-    });
-  }
-
-  /** The input queued so far has run, or LIVE_INPUT_TIMEOUT_MS has passed. */
-  private inputDrained(): Promise<void> {
-    return withTimeout(this.inputChain, LIVE_INPUT_TIMEOUT_MS, () => new Error('input still under way')).catch(() => undefined);
   }
 
   /** Makes the screencast match the viewers: the active tab's while anyone watches, none otherwise. */

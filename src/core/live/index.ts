@@ -7,8 +7,9 @@ import { SessionLive, type LiveViewer } from './hub.js';
 import { LIVE_TOKEN_DEFAULT_TTL_MS, LIVE_TOKEN_MAX_TTL_MS, LiveTokens, type LiveClaims } from './token.js';
 
 export { LiveInput } from './input.js';
-export type { LiveMessage, LiveStatus, LiveViewer, LiveCloseReason } from './hub.js';
-export { agentAsks, LIVE_INPUT_TIMEOUT_MS, MAX_COPIED_CHARS, MAX_VIEWERS_PER_SESSION } from './hub.js';
+export type { LiveMessage, LiveRefused, LiveStatus, LiveViewer, LiveCloseReason } from './hub.js';
+export { agentAsks, MAX_COPIED_CHARS, MAX_VIEWERS_PER_SESSION } from './hub.js';
+export { LIVE_DRAIN_TIMEOUT_MS, LIVE_INPUT_TIMEOUT_MS, MAX_QUEUED_INPUT, REFUSALS, STALE_POINTER_MS } from './queue.js';
 export { LIVE_TOKEN_DEFAULT_TTL_MS, LIVE_TOKEN_MAX_TTL_MS } from './token.js';
 
 export const LiveViewRequest = z

@@ -2,6 +2,7 @@ import {
   act,
   actResultText,
   methodList,
+  ActListedRequest,
   ActRequest,
   ActResult,
   MAX_ACT_INPUT_BYTES,
@@ -51,6 +52,7 @@ export const actOperation = defineSessionOperation({
   rest: { method: 'POST', path: '/v1/sessions/{id}/act', operationId: 'SessionAct', bodyLimit: MAX_ACT_INPUT_BYTES },
   text: actResultText,
   variables: (input) => input.variables,
+  mcp: { listedInput: () => ActListedRequest },
   work: async (session, input, { service, ctx }) => produced(await act(session, input, service.config, ctx)),
 });
 

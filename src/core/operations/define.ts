@@ -157,7 +157,7 @@ export interface SessionOperationDefinition<I extends z.ZodObject, O extends z.Z
 > {
   /** The operation itself, given the session in its queue; the service logs, traces and times it (`BrowserService.run`). */
   work(session: Session, input: z.infer<I>, call: WorkCall): Promise<Produced<NoInfer<R>>>;
-  variables?(input: z.infer<I>): Record<string, string> | undefined;
+  variables?(input: z.infer<I>): Record<string, string | { value: string }> | undefined;
   logged?: false;
 }
 

@@ -19,7 +19,7 @@ export interface StepInfo {
   operation: string;
   arguments: Record<string, unknown>;
   /** `%name%` values the operation fills in: secrets from now on. */
-  variables?: Record<string, string>;
+  variables?: Record<string, string | { value: string }>;
 }
 
 /** What a session remembers of its operations: the action log (always), the secrets to mask, the trace (when recorded). */
@@ -28,10 +28,14 @@ export class SessionRecording {
   readonly secrets = new SessionSecrets();
   trace: TraceRecorder | undefined;
 
-  /** Runs `work` as one step: a trace group named `<operation> <actionId>`, then a log entry, ok or with the error code. */
+  /**
+   * Runs `work` as one step: a trace group named `<operation> <actionId>`, then a log entry, ok or with the error code.
+   * Once a secret has been typed, the step ends with `page.picture()`, a masked screenshot the trace keeps as a frame
+   * in place of the browser's own (trace.ts).
+   */
   async step<T>(
     step: StepInfo,
-    page: { url: () => string; events: () => ActionLogEntry['pageEvents'] },
+    page: { url: () => string; events: () => ActionLogEntry['pageEvents']; picture?: () => Promise<unknown> },
     work: () => Promise<T>,
   ): Promise<T> {
     this.secrets.addVariables(step.variables);
@@ -55,6 +59,7 @@ export class SessionRecording {
       this.log.add(entry({ outcome: 'error', errorCode: err instanceof ServiceError ? err.code : 'internal' }));
       throw err;
     } finally {
+      if (page.picture && this.trace?.wantsFrames(this.secrets)) await page.picture().catch(() => undefined);
       await this.trace?.groupEnd();
     }
   }

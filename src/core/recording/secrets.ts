@@ -1,4 +1,4 @@
-import { encodings, MIN_MASKED_LENGTH } from '../variables.js';
+import { encodings, MIN_MASKED_LENGTH, reformattedPattern, replaceReformatted } from '../variables.js';
 
 /**
  * The secret strings a session has handled: values of `%name%` variables and values typed into password fields.
@@ -11,10 +11,18 @@ export class SessionSecrets {
   private sorted: Array<[string, string]> | undefined;
   /** Each secret's encodings, made once: mask() runs for every string of a trace line that holds a secret. */
   private readonly encoded = new Map<string, string[]>();
+  /**
+   * When (ms since the epoch) a secret was first typed into a page: pictures taken from then on may show it, and the
+   * trace keeps only masked ones (trace.ts).
+   */
+  typedAt: number | undefined;
 
   /** Values of `variables`, each masked as its `%name%` placeholder. */
-  addVariables(values: Record<string, string> | undefined): void {
-    for (const [name, value] of Object.entries(values ?? {})) if (value) this.labels.set(value, `%${name}%`);
+  addVariables(values: Record<string, string | { value: string }> | undefined): void {
+    for (const [name, given] of Object.entries(values ?? {})) {
+      const value = typeof given === 'string' ? given : given.value;
+      if (value) this.labels.set(value, `%${name}%`);
+    }
     this.sorted = undefined;
   }
 
@@ -22,6 +30,11 @@ export class SessionSecrets {
   addPassword(value: string): void {
     if (value && !this.labels.has(value)) this.labels.set(value, '[password]');
     this.sorted = undefined;
+  }
+
+  /** A secret was typed into a page (a variable's value, a password): the page may show it from now on. */
+  typed(): void {
+    this.typedAt ??= Date.now();
   }
 
   get size(): number {
@@ -37,10 +50,14 @@ export class SessionSecrets {
   snapshot(): SessionSecrets {
     const copy = new SessionSecrets();
     for (const [value, label] of this.labels) copy.labels.set(value, label);
+    copy.typedAt = this.typedAt;
     return copy;
   }
 
-  /** Text with every secret masked: a whole-string match whatever its length, inside longer text from MIN_MASKED_LENGTH. */
+  /**
+   * Text with every secret masked: a whole-string match whatever its length, inside longer text from
+   * MIN_MASKED_LENGTH, as typed, encoded, or reformatted with separators (`4111 1111 1111 1111`, variables.ts).
+   */
   mask(text: string): string {
     if (!this.labels.size) return text;
     const whole = this.labels.get(text);
@@ -51,6 +68,7 @@ export class SessionSecrets {
       if (out.includes(value)) out = out.split(value).join(label);
       // Encoded, as in a URL a GET form made: masked with the label encoded alike.
       for (const encoded of this.encodingsOf(value)) if (out.includes(encoded)) out = out.split(encoded).join(encodeURIComponent(label));
+      out = replaceReformatted(out, value, label);
     }
     return out;
   }
@@ -80,6 +98,17 @@ export class SessionSecrets {
     let found = this.encoded.get(value);
     if (!found) this.encoded.set(value, (found = encodings(value)));
     return found;
+  }
+
+  /**
+   * Each secret's regex over the latin1 reading of UTF-8 bytes (variables.ts reformattedPattern) and the label that
+   * replaces it there: finds it reformatted in a trace line or a body.
+   */
+  bytePatterns(): Array<[RegExp, string]> {
+    return this.entries().flatMap(([value, label]): Array<[RegExp, string]> => {
+      const pattern = reformattedPattern(value, 'bytes');
+      return pattern ? [[pattern, encodeURIComponent(label)]] : [];
+    });
   }
 
   /** The forms a secret takes in raw bytes (a form post, a page's HTML): as is, and each of its encodings. */

@@ -6,10 +6,21 @@ import { withTimeout } from '../time.js';
 import type { EventLog } from '../page/events.js';
 import type { FrameRegistry } from './frames.js';
 import { WatchedPage, type PageWatcher } from '../page/watched.js';
+import { stopRunawayScript } from '../page/runaway.js';
 import { applyPagePolicy } from './policy.js';
 
 const CLOSE_TIMEOUT_MS = 10_000;
-const PROBE_TIMEOUT_MS = 3_000;
+/** Codes of a page call that ran out of time: the page may be held by a script of its own. */
+const TIMEOUT_CODES: ReadonlySet<string> = new Set(['timeout', 'action_timeout', 'navigation_timeout']);
+
+/** What became of a page after a call to it timed out: it answered, its script was stopped, or it was replaced. */
+type Recovery = 'answered' | 'stopped' | 'replaced';
+
+const RECOVERED: Record<Exclude<Recovery, 'answered'>, string> = {
+  stopped:
+    'The page was stuck in a script (a loop, a handler that never returns, a selector regex that backtracks): the script was stopped, and the page stays as it was.',
+  replaced: 'The page was stuck in a script that could not be stopped, so it was replaced by a blank page: navigate again to continue.',
+};
 
 export interface SessionPagesOptions {
   sessionId: string;
@@ -47,8 +58,10 @@ export class SessionPages {
   private readonly tabs = new Map<string, WatchedPage>();
   private nextTab = 0;
   private opening = false;
-  /** The unresponsive-page check, awaited before the next operation. */
-  private probe: Promise<void> | undefined;
+  /** The stuck-page check a timed-out call started, awaited before the next operation. */
+  private probe: Promise<Recovery> | undefined;
+  /** Errors already checked by recoverAfterTimeout (the act step and its operation both pass it the same error). */
+  private readonly checked = new WeakSet<object>();
 
   constructor(
     private readonly options: SessionPagesOptions,
@@ -177,24 +190,74 @@ export class SessionPages {
     );
   }
 
-  /** After an operation failed: one that already reported the crash has the page swapped now, so the next is not told again. */
-  async afterFailure(err: unknown): Promise<void> {
-    if (!this.active.crashed || !(err instanceof ServiceError) || err.code !== 'page_crashed') return;
+  /**
+   * After an operation failed, the error to answer: one that already reported the crash has the page swapped now, so
+   * the next is not told again; a timeout has the page freed at once (recoverAfterTimeout).
+   */
+  async afterFailure(err: unknown): Promise<unknown> {
+    if (!this.active.crashed || !(err instanceof ServiceError) || err.code !== 'page_crashed') return this.recoverAfterTimeout(err);
     await this.replace().catch((replaceErr) =>
       this.options.logger.warn({ err: replaceErr, session: this.options.sessionId }, 'replacing a crashed page failed'),
     );
+    return err;
+  }
+
+  /**
+   * After a page call timed out, before its error is answered: a page held by a script of its own (a loop, a handler
+   * that never returns, a regex that backtracks) has that script stopped, or is replaced when it cannot be, so the next
+   * call finds a page that answers. The error comes back saying which; any other error, as it was.
+   */
+  async recoverAfterTimeout(err: unknown): Promise<unknown> {
+    if (!(err instanceof ServiceError) || !TIMEOUT_CODES.has(err.code) || this.checked.has(err)) return err;
+    const pending = this.probe;
+    this.probe = undefined;
+    const recovery = await (pending ?? this.unstick());
+    if (recovery === 'answered') {
+      this.checked.add(err);
+      return err;
+    }
+    const told = new ServiceError(err.code, `${err.message} ${RECOVERED[recovery]}`, {
+      details: { ...(err.details && typeof err.details === 'object' ? err.details : {}), page: recovery },
+      cause: err,
+    });
+    this.checked.add(told);
+    return told;
   }
 
   /**
    * Called after a navigation or a read timed out: a document whose script never yields (a loop, or dialogs asked in a
-   * loop) blocks every later navigation, so when the page does not answer a trivial script it is swapped for a blank
-   * page before the next operation.
+   * loop) blocks every later call, so its script is stopped, or the page swapped for a blank one, before the next
+   * operation (or before the error is answered, by recoverAfterTimeout).
    */
   checkResponsive(): void {
-    const { logger, sessionId } = this.options;
-    this.probe = this.replaceIfUnresponsive(PROBE_TIMEOUT_MS).catch((err) =>
-      logger.warn({ err, session: sessionId }, 'replacing an unresponsive page failed'),
-    );
+    this.probe = this.unstick();
+  }
+
+  /** Stops the script that holds the active page, or replaces the page when that does not free it; never rejects. */
+  private async unstick(): Promise<Recovery> {
+    const { log, logger, sessionId, isClosed } = this.options;
+    const watched = this.active;
+    try {
+      const check = await stopRunawayScript(watched);
+      if (check === 'answered' || watched !== this.active || isClosed()) return 'answered';
+      const url = watched.page.url();
+      if (check === 'stopped') {
+        log.record({ type: 'unresponsive', message: 'A script held the page (it never yielded) and was stopped; the page stays.', url });
+        logger.warn({ session: sessionId }, 'page held by a script; the script was stopped');
+        return 'stopped';
+      }
+      log.record({
+        type: 'unresponsive',
+        message: 'The page stopped responding (a script that never yields); the session continues on a fresh blank page.',
+        url,
+      });
+      logger.warn({ session: sessionId }, 'page unresponsive; replaced');
+      await this.replace();
+      return 'replaced';
+    } catch (err) {
+      logger.warn({ err, session: sessionId }, 'freeing an unresponsive page failed');
+      return 'answered';
+    }
   }
 
   /**

@@ -158,7 +158,10 @@ export class Session {
     return this.frames.find(id, this.page);
   }
 
-  /** Runs `work` after every earlier operation on this session has finished; a crashed or hung page is replaced first. */
+  /**
+   * Runs `work` after every earlier operation on this session has finished; a crashed or hung page is replaced first,
+   * and a page that held `work` past a timeout is freed before its error is answered.
+   */
   runExclusive<T>(work: () => Promise<T>): Promise<T> {
     return this.queue.run(async () => {
       try {
@@ -167,8 +170,7 @@ export class Session {
         await this.pages.recoverFromCrash();
         this.lastUsedAt = new Date();
         return await work().catch(async (err: unknown) => {
-          await this.pages.afterFailure(err);
-          throw err;
+          throw await this.pages.afterFailure(err);
         });
       } finally {
         this.lastUsedAt = new Date();

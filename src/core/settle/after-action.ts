@@ -49,7 +49,8 @@ export async function markAction(session: Session, callTimeoutMs = DEFAULT_CALL_
   const tracker = trackerOf(watched);
   const at = Date.now();
   tracker.markAt = at;
-  await probePage(watched, callTimeoutMs, 'mark').catch(() => undefined);
+  // A page held by a script of its own (no earlier call timed out on it) is freed here, before the action waits on it.
+  await probePage(watched, callTimeoutMs, 'mark').catch((err: unknown) => session.pages.recoverAfterTimeout(err));
   return { at };
 }
 

@@ -13,3 +13,4 @@ export {
   type ActionMark,
 } from './after-action.js';
 export { settleDelay, waitForSettledDom, watchSettle } from './before-read.js';
+export { OVERLAY_ATTRIBUTE } from './page-script.js';

@@ -21,6 +21,9 @@ export const SHORT_TIMER_MS = 1_000;
 export const CHAIN_MS = 1_500;
 export const ANIMATION_CAP_MS = 1_000;
 
+/** Marks an overlay we put on the page for a screenshot (act/mask.ts): its coming and going is no DOM change to wait for. */
+export const OVERLAY_ATTRIBUTE = 'data-bsm-overlay';
+
 /** The event type the tracker answers: random per process, so a page cannot listen for it. */
 const KEY = randomBytes(12).toString('hex');
 
@@ -50,11 +53,15 @@ export const INSTALL_TRACKER = `(() => {
   const timers = new Map(), frames = new Map(), transitions = new Set();
   let root = -1, periodic = false;
   const background = () => root >= 0 && (root < state.mark || now() > root + CHAIN);
-  const observer = new MutationObserver((records) => { if (records.length) { state.lastChange = now(); state.count++; } });
+  // Our own overlays (a screenshot's masks) come and go under <html>: no change of the page.
+  const ours = (r) => r.type === 'childList' && r.target === doc.documentElement &&
+    [...r.addedNodes, ...r.removedNodes].every((n) => n.nodeType === 1 && n.hasAttribute(${JSON.stringify(OVERLAY_ATTRIBUTE)}));
+  const changed = (records) => records.some((r) => !ours(r));
+  const observer = new MutationObserver((records) => { if (changed(records)) { state.lastChange = now(); state.count++; } });
   observer.observe(doc, { subtree: true, childList: true, characterData: true, attributes: true });
   const flush = (isBackground) => {
     const records = observer.takeRecords();
-    if (records.length && !isBackground) { state.lastChange = now(); state.count++; }
+    if (changed(records) && !isBackground) { state.lastChange = now(); state.count++; }
   };
   const run = (cb, self, args, r, p) => {
     flush(false);

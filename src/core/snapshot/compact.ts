@@ -9,8 +9,9 @@ const REF = String.raw`\d+(?:-\d+)?`;
 const LINK_ITEM = new RegExp(String.raw`^(\s*)- (\[[^\]\n]*\]\(${REF}\))$`);
 const NAVIGATION = /^(\s*)navigation:(?: (.*))?$/;
 const LINK = new RegExp(String.raw`\]\(${REF}\)`, 'g');
-const CONTROL = new RegExp(String.raw`\[${REF}\] `, 'g');
-const HAS_REF = new RegExp(String.raw`\]\(${REF}\)|\[${REF}\] `);
+// A `\[12] ` is the page's own text (render.ts `escaped`), not a ref.
+const CONTROL = new RegExp(String.raw`(?<!\\)\[${REF}\] `, 'g');
+const HAS_REF = new RegExp(String.raw`\]\(${REF}\)|(?<!\\)\[${REF}\] `);
 /** Longest run of lines checked for an immediate repeat; a single line (a table row, "Reply") is never one. */
 const MAX_REPEAT = 6;
 const MIN_REPEAT = 2;

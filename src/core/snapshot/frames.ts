@@ -4,7 +4,7 @@ import type { Session } from '../sessions.js';
 import { bounded, frameSession, type Cdp } from '../page/cdp.js';
 import { elementObject, FRAME_ATTRIBUTE, readFrame, releaseObjects, type FrameRead } from './read.js';
 import { refNumbers } from './refs.js';
-import { MAX_PAGE_ELEMENTS } from './size.js';
+import { MAX_CLOSED_ROOTS, MAX_PAGE_ELEMENTS } from './size.js';
 import { Renderer, type FrameSlot, type RenderedRef } from './render.js';
 import type { PageNode } from './tree.js';
 import { WALKER_STATE_KEY } from './walker.js';
@@ -171,8 +171,13 @@ class FramesReader {
       return await readFrame(cdp, cdpFrameId);
     } catch (err) {
       if (err instanceof ServiceError && err.code === 'page_too_large') {
-        const { elements } = err.details as { elements: number };
-        note(slot, `frame not read: ${elements} elements, over the limit of ${MAX_PAGE_ELEMENTS}`);
+        const { elements, closedRoots } = err.details as { elements: number; closedRoots?: number };
+        note(
+          slot,
+          closedRoots === undefined
+            ? `frame not read: ${elements} elements, over the limit of ${MAX_PAGE_ELEMENTS}`
+            : `frame not read: ${closedRoots} closed shadow roots, over the limit of ${MAX_CLOSED_ROOTS}`,
+        );
       } else if (err instanceof ServiceError && err.code === 'timeout' && cdp.session !== this.main.session) {
         // A frame of another process (an ad, a widget) that hangs costs its own content, not the page's; one in the
         // page's process is the page not answering, and the whole read fails.

@@ -10,7 +10,7 @@ import { metaLine } from './meta.js';
 import { flatten, framesHoldMainContent, readFrames, stampFrames, type FrameRefs } from './frames.js';
 import { readFrame } from './read.js';
 import { elementRef, MAIN_REF_FRAME, REFS, refNumbers, resolveRefLocator, type RefTarget } from './refs.js';
-import { Renderer } from './render.js';
+import { escaped, Renderer } from './render.js';
 import { waitForSettledDom } from '../settle/index.js';
 import type { ElementRef } from './types.js';
 
@@ -112,7 +112,8 @@ async function readSnapshot(session: Session, options: SnapshotOptions, ctx: Ope
   const url = page.url();
   const body = compactLines(flatten(renderer.lines)).join('\n');
   const meta = metaLine(read.meta, { url, title: read.title, text: body });
-  const text = mask(meta ? `${meta}\n${body}` : body);
+  // The meta line holds the page's words (a description) after the reader's `meta:`: escaped as page text is.
+  const text = mask(meta ? `${escaped(meta)}\n${body}` : body);
   if (options.selector === undefined) rememberRead(session, { text, url, document: read.document, iframes });
   return { text, refs, url: mask(url), title: mask(read.title) };
 }
@@ -129,13 +130,17 @@ function maskedRef(ref: ElementRef, mask: (text: string) => string): ElementRef 
 function keptRefs(before: Map<string, RefTarget>, read: Map<string, RefTarget>, mainDocument: string): Map<string, RefTarget> {
   const sameDocument = [...before.values()].some((target) => target.document === mainDocument);
   if (!sameDocument) return read;
-  const kept = new Map(before);
-  for (const [ref, target] of read) kept.set(ref, target);
-  // A page that keeps changing under one document (a feed) would grow the table without end: the oldest go first.
+  // The table is in the order refs were last read: a ref this read gave again moves to the end, with the new ones.
+  const kept = new Map<string, RefTarget>();
+  for (const [ref, target] of before) if (!read.has(ref)) kept.set(ref, target);
+  // A page that keeps changing under one document (a feed) would grow the table without end: the refs read longest
+  // ago go first, never one this read gave (a read holds at most the page's element cap).
+  let excess = kept.size + read.size - MAX_KEPT_REFS;
   for (const ref of kept.keys()) {
-    if (kept.size <= MAX_KEPT_REFS) break;
+    if (excess-- <= 0) break;
     kept.delete(ref);
   }
+  for (const [ref, target] of read) kept.set(ref, target);
   return kept;
 }
 

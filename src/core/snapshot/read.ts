@@ -5,8 +5,16 @@ import type { CDPSession } from 'playwright-core';
 import type { Cdp } from '../page/cdp.js';
 import { INTERACTIVE, type HiddenText } from './render.js';
 import { pageMeta, type PageMeta } from './meta.js';
-import { MAX_PAGE_ELEMENTS, pageTooLarge } from './size.js';
-import { WALKER_SOURCE, WALKER_STATE_KEY, type WalkNode, type WalkOptions, type WalkResult } from './walker.js';
+import { closedShadowTooLarge, MAX_CLOSED_ROOTS, MAX_PAGE_ELEMENTS, pageTooLarge } from './size.js';
+import {
+  WALKER_SOURCE,
+  WALKER_STATE_KEY,
+  type CountResult,
+  type WalkNode,
+  type WalkOptions,
+  type WalkRefusal,
+  type WalkResult,
+} from './walker.js';
 
 /** Playwright names its utility world `__playwright_utility_world_<page guid>` (crPage); looked up by this prefix. */
 const UTILITY_WORLD_PREFIX = '__playwright_utility_world_';
@@ -24,6 +32,11 @@ const MAX_DEPTH = 256;
 const ACTING_LISTENERS = new Set(['click', 'dblclick', 'contextmenu', 'mousedown', 'pointerdown', 'keydown', 'drop']);
 /** Most elements with such listeners handed to the reader (each is one CDP call). */
 const MAX_LISTENED = 500;
+/**
+ * Most JS event listeners the renderer may hold for them to be listed: the list names each one (about 150 bytes, on the
+ * server's one thread), and the element cap bounds the elements, not their listeners (docs/pagetext.md).
+ */
+const MAX_LISTENERS = 50_000;
 
 /** A frame's execution contexts over one CDP session: Playwright's utility world (the reader's) and the page's own. */
 export interface FrameWorlds {
@@ -128,47 +141,53 @@ async function readOnce(cdp: Cdp, worlds: FrameWorlds, xpath: string | undefined
     interactiveRoles: [...INTERACTIVE],
     closedRoots: 0,
   };
-  const listened = await listenedElements(cdp, worlds);
-  // Whether the page made a closed shadow root is asked beside the read; only then is it read again with those roots.
-  // The metadata is asked beside it too: its failure never costs the page text.
-  const [first, closedShadow, meta] = await Promise.all([
-    walk(cdp, worlds, options, listened),
-    worlds.main === undefined
-      ? false
-      : cdp
-          .send<{ result: { value?: unknown } }>('Runtime.evaluate', {
-            expression: HAS_CLOSED_SHADOW,
-            contextId: worlds.main,
-            returnByValue: true,
-          })
-          .then((asked) => asked.result.value === true),
+  // The page is counted, and refused over the cap, before anything that costs in proportion to it: listing its
+  // listeners, looking for its closed shadow roots. Asked beside the count: whether it made a closed shadow root, how
+  // many listeners its renderer holds, and the metadata (its failure never costs the page text).
+  const [counted, closedShadow, listeners, meta] = await Promise.all([
+    walk<CountResult>(cdp, worlds, { ...options, countOnly: true }, []),
+    madeClosedShadow(cdp, worlds),
+    cdp.send<{ jsEventListeners: number }>('Memory.getDOMCounters').then((counters) => counters.jsEventListeners),
     withMeta ? pageMeta(cdp, worlds).catch(() => undefined) : undefined,
   ]);
-  let result = first;
+  if (!counted.ok) throw refusal(counted, xpath);
+  let result: WalkResult;
   try {
-    if (closedShadow) {
-      const roots = await closedShadowRoots(cdp, worlds);
-      result = await walk(cdp, worlds, { ...options, closedRoots: roots.length }, [...roots, ...listened]);
-    }
+    const roots = closedShadow ? await closedShadowRoots(cdp, worlds) : [];
+    // The renderer's own count, over all its documents and listeners not yet collected with their nodes, bounds this
+    // document's (forcing a collection first cost 1.5 s).
+    const listened = listeners <= MAX_LISTENERS ? await listenedElements(cdp, worlds) : [];
+    result = await walk<WalkResult>(cdp, worlds, { ...options, closedRoots: roots.length }, [...roots, ...listened]);
   } finally {
-    if (closedShadow || listened.length) await releaseObjects(cdp);
+    await releaseObjects(cdp);
   }
-  if (!result.ok) {
-    if (result.error === 'too_large') throw pageTooLarge(result.elements, result.scoped);
-    if (result.error === 'not_found')
-      throw new ServiceError('selector_not_found', `The selector ${JSON.stringify(xpath)} matches nothing on the page.`);
-    throw new ServiceError('invalid_argument', `selector is not a valid XPath: ${result.message}`);
-  }
-  // A second walk (with closed shadow roots) no longer sees what the first found gone.
-  const gone = first.ok && result !== first ? [...first.gone, ...result.gone] : result.gone;
-  return { ...toTree(result.root), document: result.doc, title: result.title, worlds, gone, ...(meta ? { meta } : {}) };
+  if (!result.ok) throw refusal(result, xpath);
+  return { ...toTree(result.root), document: result.doc, title: result.title, worlds, gone: result.gone, ...(meta ? { meta } : {}) };
+}
+
+function refusal(refused: WalkRefusal, xpath: string | undefined): ServiceError {
+  if (refused.error === 'too_large') return pageTooLarge(refused.elements, refused.scoped);
+  if (refused.error === 'not_found')
+    return new ServiceError('selector_not_found', `The selector ${JSON.stringify(xpath)} matches nothing on the page.`);
+  return new ServiceError('invalid_argument', `selector is not a valid XPath: ${refused.message}`);
+}
+
+/** Whether the frame's document made a closed shadow root (its tracker saw one made). */
+async function madeClosedShadow(cdp: Cdp, worlds: FrameWorlds): Promise<boolean> {
+  if (worlds.main === undefined) return false;
+  const asked = await cdp.send<{ result: { value?: unknown } }>('Runtime.evaluate', {
+    expression: HAS_CLOSED_SHADOW,
+    contextId: worlds.main,
+    returnByValue: true,
+  });
+  return asked.result.value === true;
 }
 
 /**
  * One run of the reader in the frame's world; `handed` are objects of that world: the frame's closed shadow roots
  * (`options.closedRoots` of them), then the elements with acting listeners.
  */
-async function walk(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, handed: string[]): Promise<WalkResult> {
+async function walk<T extends WalkResult | CountResult>(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, handed: string[]): Promise<T> {
   const evaluated = await cdp.send<{
     result: { value?: unknown };
     exceptionDetails?: { exception?: { description?: string }; text?: string };
@@ -189,7 +208,7 @@ async function walk(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, handed:
       );
     throw new Error(`The page text reader failed in the page: ${reason}`);
   }
-  return JSON.parse(String(evaluated.result.value)) as WalkResult;
+  return JSON.parse(String(evaluated.result.value)) as T;
 }
 
 /**
@@ -197,7 +216,7 @@ async function walk(cdp: Cdp, worlds: FrameWorlds, options: WalkOptions, handed:
  * handler property or attribute), as objects of the reader's world. One DOMDebugger call lists every listener of the
  * document, invisible to the page (no script of ours in its world); a handler the page delegates to its root (React,
  * Vue) is on the root, so it marks nothing: those elements are reached by selector or coordinates. Released with
- * OBJECT_GROUP.
+ * OBJECT_GROUP. Asked only when the renderer holds at most MAX_LISTENERS listeners: the reply lists each one.
  */
 async function listenedElements(cdp: Cdp, worlds: FrameWorlds): Promise<string[]> {
   // Asked of the page's own world: Chromium lists the listeners of the world the node object belongs to. `document` is
@@ -224,29 +243,47 @@ async function listenedElements(cdp: Cdp, worlds: FrameWorlds): Promise<string[]
 }
 
 /**
- * The frame's closed shadow roots, as objects of the reader's world (a script cannot reach them). Asked of the browser
- * (DOM.getDocument) only when the page's tracker saw one made: the whole DOM in one reply is what the reader avoids.
+ * The frame's closed shadow roots, as objects of the reader's world (a script cannot reach them), from the browser's
+ * copy of the whole DOM (DOM.getDocument), asked only when the page's tracker saw one made. The browser counts the
+ * elements first, those of closed roots and same-process frames included, and a page over MAX_PAGE_ELEMENTS is refused
+ * before its DOM is sent: the count is DevTools' element search for "<" (every tag), which answers a number alone.
  * Released with OBJECT_GROUP.
  */
 async function closedShadowRoots(cdp: Cdp, worlds: FrameWorlds): Promise<string[]> {
-  const { root } = await cdp.send<{ root: DomNode }>('DOM.getDocument', { depth: -1, pierce: true });
-  const found: number[] = [];
-  const walk = (node: DomNode, inFrame: boolean) => {
-    for (const shadow of node.shadowRoots ?? []) {
-      if (inFrame && shadow.shadowRootType === 'closed') found.push(shadow.backendNodeId);
-      walk(shadow, inFrame);
+  try {
+    await cdp.send('DOM.enable');
+    const search = await cdp.send<{ searchId: string; resultCount: number }>('DOM.performSearch', { query: '<' });
+    cdp.send('DOM.discardSearchResults', { searchId: search.searchId }).catch(() => undefined);
+    if (search.resultCount > MAX_PAGE_ELEMENTS) throw closedShadowTooLarge(search.resultCount);
+    const { root } = await cdp.send<{ root: DomNode }>('DOM.getDocument', { depth: -1, pierce: true });
+    const found: number[] = [];
+    // Depth-first with a stack of its own: a page nested thousands deep would overflow a recursive walk.
+    const stack: Array<{ node: DomNode; inFrame: boolean }> = [{ node: root, inFrame: worlds.top }];
+    for (let next = stack.pop(); next; next = stack.pop()) {
+      const { node, inFrame } = next;
+      for (const shadow of node.shadowRoots ?? []) {
+        if (inFrame && shadow.shadowRootType === 'closed') found.push(shadow.backendNodeId);
+        stack.push({ node: shadow, inFrame });
+      }
+      for (const kid of node.children ?? []) stack.push({ node: kid, inFrame });
+      if (node.contentDocument) stack.push({ node: node.contentDocument, inFrame: node.frameId === worlds.frameId });
     }
-    for (const kid of node.children ?? []) walk(kid, inFrame);
-    if (node.contentDocument) walk(node.contentDocument, node.frameId === worlds.frameId);
-  };
-  walk(root, worlds.top);
-  return inReaderWorld(cdp, worlds, found);
+    if (found.length > MAX_CLOSED_ROOTS) throw closedShadowTooLarge(search.resultCount, found.length);
+    return await inReaderWorld(cdp, worlds, found);
+  } finally {
+    // Left on, the DOM domain would send the server every later change of the nodes getDocument sent.
+    cdp.send('DOM.disable').catch(() => undefined);
+  }
 }
+
+/** Nodes resolved at once: a few hundred CDP calls in one go would hold the server's thread for as long. */
+const RESOLVE_BATCH = 50;
 
 /** Nodes as objects of the reader's world, released with OBJECT_GROUP; one gone meanwhile is left out. */
 async function inReaderWorld(cdp: Cdp, worlds: FrameWorlds, backendNodeIds: number[]): Promise<string[]> {
-  const objects = await Promise.all(
-    backendNodeIds.map((backendNodeId) =>
+  const objects: Array<string | undefined> = [];
+  for (let from = 0; from < backendNodeIds.length; from += RESOLVE_BATCH) {
+    const batch = backendNodeIds.slice(from, from + RESOLVE_BATCH).map((backendNodeId) =>
       cdp
         .send<{ object: { objectId?: string } }>('DOM.resolveNode', {
           backendNodeId,
@@ -260,8 +297,9 @@ async function inReaderWorld(cdp: Cdp, worlds: FrameWorlds, backendNodeIds: numb
             return undefined;
           },
         ),
-    ),
-  );
+    );
+    objects.push(...(await Promise.all(batch)));
+  }
   return objects.filter((id): id is string => id !== undefined);
 }
 

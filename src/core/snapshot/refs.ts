@@ -56,17 +56,12 @@ export function refTarget(session: Session, ref: string): ElementRef | undefined
 export async function resolveRefLocator(session: Session, ref: string): Promise<Locator> {
   const cleaned = ref.trim().replace(/^\[|\]$/g, '');
   const target = findTarget(session, cleaned);
-  if (!target) {
-    throw new ServiceError(
-      'ref_not_found',
-      `Unknown element ref "${ref}". Refs look like "41" (or "1-41" inside an iframe) and come from the latest page text; read the page again to get fresh ones.`,
-    );
-  }
+  if (!target) throw unknownRefError(ref);
   const frame = liveFrame(session, target, cleaned);
   const gone = () =>
     new ServiceError(
       'ref_not_found',
-      `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page (it changed since the ref was read); read the page again to get fresh refs.`,
+      `Element [${cleaned}] (${target.role} "${target.name}") is no longer on the page (it changed since the ref was read); ${READ_AGAIN}`,
     );
   const { cdp, detach } = await cdpFor(session, frame);
   try {
@@ -86,6 +81,21 @@ export async function resolveRefLocator(session: Session, ref: string): Promise<
   } finally {
     await detach?.();
   }
+}
+
+/** How a caller gets refs that work, at the end of every `ref_not_found` message (the agent says its own way instead). */
+export const READ_AGAIN = 'read the page again to get fresh refs.';
+
+/**
+ * `ref_not_found` for a ref no page text of the session gave. Only the reader writes refs: what the page wrote that looks
+ * like one has a backslash (`\[12]`, render.ts `escaped`) and is never looked up as a ref.
+ */
+export function unknownRefError(ref: string): ServiceError {
+  const written = ref.includes('\\') ? " A ref written with a backslash before it (\\[12]) is the page's own text, not a ref." : '';
+  return new ServiceError(
+    'ref_not_found',
+    `Unknown element ref "${ref}".${written} Refs look like "41" (or "1-41" inside an iframe) and come from the latest page text; ${READ_AGAIN}`,
+  );
 }
 
 /** A ref of the latest read, written as printed or with the main frame's id added or left out ("12" and "0-12"). */
@@ -111,7 +121,7 @@ function liveFrame(session: Session, target: RefTarget, ref: string): Frame {
   } catch {
     throw new ServiceError(
       'ref_not_found',
-      `Element [${ref}] (${target.role} "${target.name}") was in a frame that is no longer on the page; read the page again to get fresh refs.`,
+      `Element [${ref}] (${target.role} "${target.name}") was in a frame that is no longer on the page; ${READ_AGAIN}`,
     );
   }
 }

@@ -183,6 +183,8 @@ export class Renderer {
   private skipWords = '';
   /** Role and name of toggles labelled alike on two or more rows (see labelsOnRows). */
   private sameOnEveryRow = new Set<string>();
+  /** The page's words at the line's end, as one piece: escaped whole, so `<b>[1</b>2]` cannot write a ref (escaped). */
+  private pageRun?: { index: number; raw: string; shown: string };
 
   constructor(
     private readonly refPrefix: string,
@@ -223,8 +225,8 @@ export class Renderer {
     if (CONTAINERS.has(r) && node.props?.clickable === true) return this.container(node, r, depth);
     if (LANDMARKS.has(r) || ((r === 'region' || r === 'form' || r === 'group') && node.name)) {
       this.flush();
-      if (this.rowDepth === 0) this.lines.push(`${indent(depth)}${r}:${node.name ? ` ${clean(node.name)}` : ''}`);
-      this.header = clean(node.name);
+      if (this.rowDepth === 0) this.lines.push(`${indent(depth)}${r}:${node.name ? ` ${escaped(clean(node.name))}` : ''}`);
+      this.header = escapedLine(escaped(clean(node.name)));
       this.kids(node, depth + 1);
       return this.flush();
     }
@@ -259,7 +261,14 @@ export class Renderer {
     const last = this.line[this.line.length - 1];
     if (last?.endsWith(')') && this.afterLink && /^[\p{L}\p{N}]/u.test(value)) value = ` ${value}`;
     this.afterLink = false;
-    this.append(value, depth);
+    const run = this.pageRun;
+    if (run && run.index === this.line.length - 1 && this.line[run.index] === run.shown) {
+      run.raw += value;
+      this.line[run.index] = run.shown = escaped(run.raw);
+      return;
+    }
+    this.append(escaped(value), depth);
+    this.pageRun = { index: this.line.length - 1, raw: value, shown: this.line[this.line.length - 1]! };
   }
 
   /** An aria-hidden region's rendered text: inline text joins the line around it, a block's lines stand alone. */
@@ -267,17 +276,17 @@ export class Renderer {
     const lines = text.split('\n').map(clean).filter(Boolean);
     if (lines.length === 1 && !block) return this.text(lines[0]!, depth);
     this.flush();
-    for (const line of lines) this.lines.push(indent(depth) + line);
+    for (const line of lines) this.lines.push(indent(depth) + escapedLine(escaped(line)));
   }
 
   /** Each line of preformatted text on a line of its own, its own indentation kept; blank lines dropped. */
   private preformatted(value: string, depth: number): void {
     const [first = '', ...rest] = value.split('\n');
-    if (first.trim()) this.append(first, depth);
+    if (first.trim()) this.append(escaped(first), depth);
     this.flush();
     for (const line of rest) {
       const kept = line.replace(/\s+$/, '');
-      if (kept.trim()) this.lines.push(indent(depth) + kept);
+      if (kept.trim()) this.lines.push(indent(depth) + escapedLine(escaped(kept)));
     }
   }
 
@@ -302,8 +311,9 @@ export class Renderer {
       this.line.push(' ');
       return;
     }
-    const text = clean(this.line.join(''));
+    const text = escapedLine(clean(this.line.join('')));
     this.line = [];
+    this.pageRun = undefined;
     if (!text || /^(#+|-)$/.test(text)) return;
     if (text === this.header) return void (this.header = '');
     this.header = '';
@@ -322,7 +332,7 @@ export class Renderer {
   /** A clickable container: `[ref] list` on a line, its content under it as usual. */
   private container(node: PageNode, r: string, depth: number): void {
     this.flush();
-    this.lines.push(`${indent(depth)}${this.mark(node)}${r}${node.name ? `: ${clean(node.name)}` : ''}`);
+    this.lines.push(`${indent(depth)}${this.mark(node)}${r}${node.name ? `: ${escaped(clean(node.name))}` : ''}`);
     this.kids(node, depth + 1);
     this.flush();
   }
@@ -384,20 +394,20 @@ export class Renderer {
     // A name borrowed from a row that is on this very line already (a grid row: `AH Chen Wei … [3] button (icon:
     // trash)`) is not said twice; the ref keeps it, for act's messages.
     const shown = joinRow || (borrowed && this.rowDepth > 0 && says(clean(this.line.join('')), borrowed)) ? '' : label;
-    if (shown) text += role ? `: ${shown}` : ` ${shown}`;
-    else if (href) text += `: ${urlLabel(href)}`;
+    if (shown) text += role ? `: ${escaped(shown)}` : ` ${escaped(shown)}`;
+    else if (href) text += `: ${escaped(urlLabel(href))}`;
     else if (!role && !icon) text += ' clickable';
     // An icon's hint, beside the words a nameless control borrowed from its row.
     const states = stateList(node);
-    if (icon) text += ` (icon: ${icon}${states ? `, ${states}` : ''})`;
+    if (icon) text += ` (icon: ${escaped(icon)}${states ? `, ${states}` : ''})`;
     const value = node.value;
     const holds = value !== undefined && value !== '';
-    if (holds && String(value) !== label && r !== 'link') text += ` = ${shownValue(r, String(value))}`;
+    if (holds && String(value) !== label && r !== 'link') text += ` = ${escaped(shownValue(r, String(value)))}`;
     // What it accepts (a slider's bounds, a date's format) follows its value, before its states.
     const after = [accepts(node, holds), icon ? '' : states].filter(Boolean).join(', ');
     if (after) text += ` (${after})`;
     const options = this.selectOptions(node);
-    if (options) text += ` options: ${options}`;
+    if (options) text += ` options: ${escaped(options)}`;
     if (clickable && inside) {
       this.flush();
       this.append(text, depth);
@@ -406,7 +416,7 @@ export class Renderer {
       return this.controlsOnly(node, depth + 1);
     }
     // A <label> rendered just before its control says the same as the control's name.
-    if (shown && clean(this.line.join('')) === shown) this.line = [];
+    if (shown && clean(this.line.join('')) === escaped(shown)) this.line = [];
     // So do the lines just before a control whose name it borrowed from them (a settings row's title and hint).
     if (label && !this.line.length) this.dropRepeated(label);
     this.append(this.line.length ? ` ${text}` : text, depth);
@@ -494,7 +504,7 @@ export class Renderer {
   private image(node: PageNode, depth: number): void {
     const label = clean(node.name);
     const mark = this.mark(node);
-    if (label || mark) this.append(`${this.line.length ? ' ' : ''}${mark}img${label ? `: ${label}` : ''}`, depth);
+    if (label || mark) this.append(`${this.line.length ? ' ' : ''}${mark}img${label ? `: ${escaped(label)}` : ''}`, depth);
     if (!label || !says(label, subtreeText(node))) this.kids(node, depth);
   }
 
@@ -530,7 +540,7 @@ export class Renderer {
       ref = `${this.refPrefix}${this.numbers.of(node.elementId, () => refKey('iframe', label, undefined, this.before()))}`;
       this.refs.set(ref, { role: 'iframe', name: label, elementId: node.elementId });
     }
-    const head = `${indent(depth)}${ref ? `[${ref}] ` : ''}iframe${label ? `: ${label}` : ''}`;
+    const head = `${indent(depth)}${ref ? `[${ref}] ` : ''}iframe${label ? `: ${escaped(label)}` : ''}`;
     if (!this.iframes || node.elementId === undefined) {
       this.lines.push(`${head} (has content; read it with iframes: true)`);
       return;
@@ -668,6 +678,26 @@ function urlLabel(href: string): string {
 function says(name: string, text: string): boolean {
   return name.replace(/\s+/g, '').includes(text.replace(/\s+/g, ''));
 }
+
+/**
+ * What the page wrote, told apart from the reader's own syntax: a `[12]` or `](12)` in the page's words gets a backslash
+ * (`\[12]`, `]\(12)`), so only the reader writes a ref a model can take; a ref never has a backslash before it. So does
+ * a `<page>` or `</page>` (`<\/page>`), the tags extract and act's inference put around page text.
+ */
+export function escaped(text: string): string {
+  return text.replace(SYNTAX_LIKE, (found) => (found === '[' ? '\\[' : found === '<' ? '<\\' : ']\\('));
+}
+const SYNTAX_LIKE = /\[(?=\d+(?:-\d+)?\])|\]\((?=\d+(?:-\d+)?\))|<(?=\/?page>)/gi;
+
+/**
+ * A line of the page's words that starts as the server's own lines do around page text (the agent's `URL:`, `Note:`,
+ * `Page text:`, act's `Page:` and `Tabs:`, the operator's instructions) gets a backslash in front: `\Note: ...`.
+ */
+function escapedLine(line: string): string {
+  return line.replace(HEADER_LIKE, '$1\\');
+}
+const HEADER_LIKE =
+  /^(\s*)(?=(?:page state\b|\(page (?:state|text)\b|page text:|page:|new page:|url:|title:|note:|tabs:|task:|context:|meta:|variables available:|instructions from the operator\b))/i;
 
 export function clean(text: string): string {
   return text.replace(/\s+/g, ' ').trim();

@@ -660,6 +660,7 @@ var walker = (() => {
     if (ariaBool(el, "aria-readonly") === true || (tag === "input" || tag === "textarea") && el.readOnly && role !== "checkbox" && role !== "radio" && role !== "button")
       p.readonly = true;
     if (role === "slider") slider(el, tag, p);
+    if (tag === "input" && input.type === "password" && input.value) p.state = "filled";
     if (tag === "input" && INPUT_FORMATS[input.type]) {
       p.type = input.type;
       p.format = formatOf(input);
@@ -705,7 +706,7 @@ var walker = (() => {
     if (tag === "input") {
       const input = el;
       if (["checkbox", "radio", "button", "submit", "reset", "image", "file", "hidden"].includes(input.type)) return void 0;
-      return input.type === "password" ? "•".repeat(input.value.length) : input.value;
+      return input.type === "password" ? void 0 : input.value;
     }
     if (tag === "textarea") return el.value;
     if (tag === "select" && role === "combobox") return el.selectedOptions[0]?.label ?? "";
@@ -931,7 +932,6 @@ var walker = (() => {
   // src/core/snapshot/walker/index.ts
   function walkPage(options, ...handed) {
     const state = documentState();
-    const gone = options.xpath === void 0 ? forgetGone(state) : [];
     const closed = /* @__PURE__ */ new Map();
     for (const root2 of handed.slice(0, options.closedRoots)) if (root2 && root2.host) closed.set(root2.host, root2);
     const listened = new Set(handed.slice(options.closedRoots));
@@ -959,10 +959,12 @@ var walker = (() => {
       start = found && found.nodeType !== Node.ELEMENT_NODE ? found.parentElement : found;
       if (!start) return JSON.stringify({ ok: false, error: "not_found" });
     }
-    if (!start) return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root: { r: "RootWebArea", c: [] }, gone });
-    const elements = countIn(walk, options.xpath === void 0 ? document : start);
+    const elements = start ? countIn(walk, options.xpath === void 0 ? document : start) : 0;
     if (elements > options.maxElements)
       return JSON.stringify({ ok: false, error: "too_large", elements, scoped: options.xpath !== void 0 });
+    if (options.countOnly) return JSON.stringify({ ok: true, elements });
+    const gone = options.xpath === void 0 ? forgetGone(state) : [];
+    if (!start) return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root: { r: "RootWebArea", c: [] }, gone });
     const top = [];
     const startStyle = start.parentElement ? getComputedStyle(start.parentElement) : null;
     const ctx = {

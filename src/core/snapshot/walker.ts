@@ -3,5 +3,5 @@
  * and its source. The reader itself runs in the page; it is written as typed modules in ./walker/ and bundled into
  * one page script, `WALKER_SOURCE` (walker-source.generated.ts, made by `npm run bundle:walker`).
  */
-export { WALKER_STATE_KEY, type WalkNode, type WalkOptions, type WalkResult } from './walker/types.js';
+export { WALKER_STATE_KEY, type CountResult, type WalkNode, type WalkOptions, type WalkRefusal, type WalkResult } from './walker/types.js';
 export { WALKER_SOURCE } from './walker-source.generated.js';

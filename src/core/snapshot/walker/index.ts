@@ -18,16 +18,12 @@ import { visit } from './visit.js';
 import { countIn, type Context, type Walk } from './walk.js';
 
 /**
- * Reads the document (or the part `options.xpath` names) and answers a `WalkResult` as JSON. `handed` are objects of
- * the reader's world: the frame's closed shadow roots (`options.closedRoots` of them), then the elements with acting
- * listeners.
+ * Reads the document (or the part `options.xpath` names) and answers a `WalkResult` as JSON (a `CountResult` with
+ * `options.countOnly`). `handed` are objects of the reader's world: the frame's closed shadow roots
+ * (`options.closedRoots` of them), then the elements with acting listeners.
  */
 export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Element>): string {
   const state = documentState();
-  // A whole read forgets elements that have left (and says which, so their refs can pass to their replacements); a
-  // narrow read (xpath) adds to what the last reads found.
-  const gone = options.xpath === undefined ? forgetGone(state) : [];
-
   const closed = new Map<Element, ShadowRoot>();
   for (const root of handed.slice(0, options.closedRoots) as ShadowRoot[]) if (root && root.host) closed.set(root.host, root);
   const listened = new Set<Element>(handed.slice(options.closedRoots) as Element[]);
@@ -56,10 +52,14 @@ export function walkPage(options: WalkOptions, ...handed: Array<ShadowRoot | Ele
     start = found && found.nodeType !== Node.ELEMENT_NODE ? found.parentElement : (found as Element | null);
     if (!start) return JSON.stringify({ ok: false, error: 'not_found' });
   }
-  if (!start) return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root: { r: 'RootWebArea', c: [] }, gone });
-  const elements = countIn(walk, options.xpath === undefined ? document : start);
+  const elements = start ? countIn(walk, options.xpath === undefined ? document : start) : 0;
   if (elements > options.maxElements)
     return JSON.stringify({ ok: false, error: 'too_large', elements, scoped: options.xpath !== undefined });
+  if (options.countOnly) return JSON.stringify({ ok: true, elements });
+  // A whole read forgets elements that have left (and says which, so their refs can pass to their replacements); a
+  // narrow read (xpath) adds to what the last reads found.
+  const gone = options.xpath === undefined ? forgetGone(state) : [];
+  if (!start) return JSON.stringify({ ok: true, doc: state.doc, title: document.title, root: { r: 'RootWebArea', c: [] }, gone });
 
   const top: Array<WalkNode | string> = [];
   const startStyle = start.parentElement ? getComputedStyle(start.parentElement) : null;

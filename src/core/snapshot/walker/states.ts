@@ -65,6 +65,7 @@ export function states(el: Element, tag: string, role: string, focusable: boolea
   )
     p.readonly = true;
   if (role === 'slider') slider(el, tag, p);
+  if (tag === 'input' && input.type === 'password' && input.value) p.state = 'filled';
   if (tag === 'input' && INPUT_FORMATS[input.type]) {
     p.type = input.type;
     p.format = formatOf(input);
@@ -127,7 +128,8 @@ export function valueOf(el: Element, tag: string, role: string): string | undefi
   if (tag === 'input') {
     const input = el as HTMLInputElement;
     if (['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(input.type)) return undefined;
-    return input.type === 'password' ? '•'.repeat(input.value.length) : input.value;
+    // A password field says only that it is filled (states): one dot a character would tell its length.
+    return input.type === 'password' ? undefined : input.value;
   }
   if (tag === 'textarea') return (el as HTMLTextAreaElement).value;
   if (tag === 'select' && role === 'combobox') return (el as HTMLSelectElement).selectedOptions[0]?.label ?? '';

@@ -42,13 +42,20 @@ export interface WalkOptions {
   /** How many of the objects handed in after the options are closed shadow roots; the rest are elements with a
    * click, dblclick, contextmenu, mousedown, pointerdown, keydown or drop listener (found by the server over CDP). */
   closedRoots: number;
+  /** Only count the elements the read would meet (a `CountResult`): what costs in proportion to the page waits for it. */
+  countOnly?: boolean;
 }
 
-export type WalkResult =
-  | { ok: true; doc: string; title: string; root: WalkNode; gone: number[] }
+/** Why the reader read nothing. */
+export type WalkRefusal =
   | { ok: false; error: 'too_large'; elements: number; scoped: boolean }
   | { ok: false; error: 'not_found' }
   | { ok: false; error: 'invalid_xpath'; message: string };
+
+export type WalkResult = { ok: true; doc: string; title: string; root: WalkNode; gone: number[] } | WalkRefusal;
+
+/** The reader's answer with `countOnly`: the elements it would meet, at most `maxElements`. */
+export type CountResult = { ok: true; elements: number } | WalkRefusal;
 
 /** Registry key (Symbol.for) of the reader's per-document state in its world: document token, element ids, latest refs. */
 export const WALKER_STATE_KEY = 'bsm.pagetext';
