@@ -95,7 +95,7 @@ export class InputQueue<V> {
         this.options.refuse(viewer, inputs, timedOut ? 'stuck' : 'failed');
         if (timedOut && page === session.page) {
           this.generation++;
-          session.checkResponsive();
+          session.replaceWhenUnresponsive();
         }
       } finally {
         this.queued--;

@@ -10,6 +10,8 @@ import { stopRunawayScript } from '../page/runaway.js';
 import { applyPagePolicy } from './policy.js';
 
 const CLOSE_TIMEOUT_MS = 10_000;
+/** How long a page that stopped taking a person's input gets to answer before it is replaced. */
+const REPLACE_PROBE_MS = 3_000;
 /** Codes of a page call that ran out of time: the page may be held by a script of its own. */
 const TIMEOUT_CODES: ReadonlySet<string> = new Set(['timeout', 'action_timeout', 'navigation_timeout']);
 
@@ -231,6 +233,18 @@ export class SessionPages {
    */
   checkResponsive(): void {
     this.probe = this.unstick();
+  }
+
+  /**
+   * Called when a person's live-view input was not taken: input still queued for the page would run the script that
+   * holds it again after a stop (a handler of mouse moves), so a page that does not answer is replaced, not stopped.
+   */
+  replaceWhenUnresponsive(): void {
+    const { logger, sessionId } = this.options;
+    this.probe = this.replaceIfUnresponsive(REPLACE_PROBE_MS).then(
+      () => 'answered' as const,
+      (err: unknown) => (logger.warn({ err, session: sessionId }, 'replacing an unresponsive page failed'), 'answered' as const),
+    );
   }
 
   /** Stops the script that holds the active page, or replaces the page when that does not free it; never rejects. */

@@ -188,6 +188,11 @@ export class Session {
     this.pages.checkResponsive();
   }
 
+  /** After a person's input was not taken: the page is replaced before the next operation if it does not answer. */
+  replaceWhenUnresponsive(): void {
+    this.pages.replaceWhenUnresponsive();
+  }
+
   /** How long the session may stay idle: its own timeoutMs, else the server's. */
   idleTimeoutMs(serverIdleTimeoutMs: number): number {
     return this.startOptions.timeoutMs ?? serverIdleTimeoutMs;
