@@ -183,8 +183,11 @@ export class Renderer {
   private skipWords = '';
   /** Role and name of toggles labelled alike on two or more rows (see labelsOnRows). */
   private sameOnEveryRow = new Set<string>();
-  /** The page's words at the line's end, as one piece: escaped whole, so `<b>[1</b>2]` cannot write a ref (escaped). */
-  private pageRun?: { index: number; raw: string; shown: string };
+  /**
+   * Which pieces of the line are the page's own words, unescaped: each run of them is escaped as a whole when the line
+   * is written (flush), so `<b>[1</b>2]` cannot write a ref (escaped), and a paragraph of 19,000 spans stays linear.
+   */
+  private readonly pageAt = new Set<number>();
 
   constructor(
     private readonly refPrefix: string,
@@ -261,14 +264,8 @@ export class Renderer {
     const last = this.line[this.line.length - 1];
     if (last?.endsWith(')') && this.afterLink && /^[\p{L}\p{N}]/u.test(value)) value = ` ${value}`;
     this.afterLink = false;
-    const run = this.pageRun;
-    if (run && run.index === this.line.length - 1 && this.line[run.index] === run.shown) {
-      run.raw += value;
-      this.line[run.index] = run.shown = escaped(run.raw);
-      return;
-    }
-    this.append(escaped(value), depth);
-    this.pageRun = { index: this.line.length - 1, raw: value, shown: this.line[this.line.length - 1]! };
+    this.append(value, depth);
+    this.pageAt.add(this.line.length - 1);
   }
 
   /** An aria-hidden region's rendered text: inline text joins the line around it, a block's lines stand alone. */
@@ -311,9 +308,8 @@ export class Renderer {
       this.line.push(' ');
       return;
     }
-    const text = escapedLine(clean(this.line.join('')));
-    this.line = [];
-    this.pageRun = undefined;
+    const text = escapedLine(clean(this.written()));
+    this.resetLine();
     if (!text || /^(#+|-)$/.test(text)) return;
     if (text === this.header) return void (this.header = '');
     this.header = '';
@@ -322,6 +318,24 @@ export class Renderer {
     // Punctuation after a link joins the link's line instead of standing alone.
     if (/^[.,;:!?)\]}»”'"…]{1,3}$/.test(text) && typeof last === 'string') this.lines[previous] = last + text;
     else this.lines.push(indent(this.lineDepth) + text);
+  }
+
+  /** The line as it is written: the page's words escaped, run by run (see pageAt). */
+  private written(): string {
+    let out = '';
+    let run = '';
+    this.line.forEach((piece, i) => {
+      if (this.pageAt.has(i)) return void (run += piece);
+      if (run) out += escaped(run);
+      run = '';
+      out += piece;
+    });
+    return run ? out + escaped(run) : out;
+  }
+
+  private resetLine(): void {
+    this.line = [];
+    this.pageAt.clear();
   }
 
   private isInteractive(node: PageNode, r: string): boolean {
@@ -416,7 +430,7 @@ export class Renderer {
       return this.controlsOnly(node, depth + 1);
     }
     // A <label> rendered just before its control says the same as the control's name.
-    if (shown && clean(this.line.join('')) === escaped(shown)) this.line = [];
+    if (shown && clean(this.line.join('')) === shown) this.resetLine();
     // So do the lines just before a control whose name it borrowed from them (a settings row's title and hint).
     if (label && !this.line.length) this.dropRepeated(label);
     this.append(this.line.length ? ` ${text}` : text, depth);
