@@ -394,7 +394,7 @@ export class Renderer {
       this.controlsOnlyDepth === 0 &&
       !before &&
       !says(clean(this.line.join('')), borrowed) &&
-      says(wordsAfter(node), label.replace(/…$/, ''));
+      says(wordsAfter(node, label.length + 200), label.replace(/…$/, ''));
     const joinRow = follow && !TOGGLES.has(r);
     this.skipWords = follow && !joinRow ? borrowed : '';
     const icon = stringProp(node, 'icon');
@@ -596,14 +596,26 @@ function labelsOnRows(root: PageNode): Set<string> {
   return new Set([...seen].filter(([, count]) => count >= 2).map(([key]) => key));
 }
 
-/** The words after a node in its row (its list item, table row or tree item; at most four levels up). */
-function wordsAfter(node: PageNode): string {
+/**
+ * The words after a node in its row (its list item, table row or tree item; at most four levels up), up to `enough`
+ * characters: a list of 5,000 rows read whole for each row's control would be quadratic.
+ */
+function wordsAfter(node: PageNode, enough: number): string {
   let out = '';
+  const add = (kid: PageNode): void => {
+    if (out.length >= enough) return;
+    if (kid.role === 'StaticText') out += kid.name;
+    else if (kid.name && kid.role !== 'generic') out += ` ${kid.name} `;
+    else {
+      out += ' ';
+      for (const inner of kid.children) add(inner);
+      out += ' ';
+    }
+  };
   let at = node;
-  for (let up = 0; at.parent && up < 4; up++) {
+  for (let up = 0; at.parent && up < 4 && out.length < enough; up++) {
     const siblings = at.parent.children;
-    for (const next of siblings.slice(siblings.indexOf(at) + 1))
-      out += next.role === 'StaticText' ? next.name : ` ${next.name && next.role !== 'generic' ? next.name : spacedText(next)} `;
+    for (let i = siblings.indexOf(at) + 1; i < siblings.length && out.length < enough; i++) add(siblings[i]!);
     if (ROW_ROLES.has(at.parent.role)) break;
     at = at.parent;
   }
