@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_OWNER } from '../src/door.js';
-import { useMcpHttpClient } from './fixtures/mcp-http.js';
+import { postToolCall, useMcpHttpClient } from './fixtures/mcp-http.js';
 import { useSiteHttp } from './fixtures/site-http.js';
 import { NO_MODEL_KEYS, useSiteStdio } from './fixtures/site-stdio.js';
 import { within } from './fixtures/within.js';
@@ -71,20 +71,11 @@ describe('a client that drops its act stops the action (issue 40 item 4)', () =>
   ])('MCP over HTTP (protocol %s): a dropped tools/call stops its keys within 1 s of the cancel', async (version, graceMs) => {
     const { id, page } = await slowKeys();
     const abort = new AbortController();
-    const res = await fetch(`${fixture.server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': mcp.transport.sessionId!,
-        'mcp-protocol-version': version,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: `type-${version}`,
-        method: 'tools/call',
-        params: { name: 'act', arguments: { sessionId: id, ...typeAction } },
-      }),
+    const res = await postToolCall(fixture.server.url, mcp, {
+      version,
+      id: `type-${version}`,
+      name: 'act',
+      arguments: { sessionId: id, ...typeAction },
       signal: abort.signal,
     });
     expect(res.status).toBe(200);

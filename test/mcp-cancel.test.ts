@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { useMcpHttpClient } from './fixtures/mcp-http.js';
+import { postToolCall, useMcpHttpClient } from './fixtures/mcp-http.js';
 import { useSiteHttp } from './fixtures/site-http.js';
 import { within } from './fixtures/within.js';
 
@@ -18,20 +18,11 @@ describe('dropping a /mcp connection mid tools/call', () => {
     const hangs = fixture.site.requests.filter((r) => r.url === '/hang').length;
 
     const dropped = new AbortController();
-    const call = fetch(`${fixture.server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-session-id': mcp.transport.sessionId!,
-        'mcp-protocol-version': version,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: `hung-${version}`,
-        method: 'tools/call',
-        params: { name: 'navigate', arguments: { sessionId, url: fixture.site.url('/hang'), options: { timeout: HUNG_TIMEOUT_MS } } },
-      }),
+    const call = postToolCall(fixture.server.url, mcp, {
+      version,
+      id: `hung-${version}`,
+      name: 'navigate',
+      arguments: { sessionId, url: fixture.site.url('/hang'), options: { timeout: HUNG_TIMEOUT_MS } },
       signal: dropped.signal,
     });
     expect((await call).status).toBe(200);

@@ -69,14 +69,14 @@ export async function drawRefs(
     ],
   });
   if (!host) return { drawn: 0, remove: async () => undefined };
-  return {
-    drawn: labels.length,
-    remove: async () => {
-      await cdp
-        .send('Runtime.callFunctionOn', { functionDeclaration: 'function () { this.remove(); }', objectId: host })
-        .catch(() => undefined);
-      await cdp.send('Runtime.releaseObject', { objectId: host }).catch(() => undefined);
-    },
+  return { drawn: labels.length, remove: overlayRemover(cdp, host) };
+}
+
+/** Takes an overlay drawn in a page (its host element, held as `objectId`) out again, and lets go of the handle. */
+export function overlayRemover(cdp: Cdp, objectId: string): () => Promise<void> {
+  return async () => {
+    await cdp.send('Runtime.callFunctionOn', { functionDeclaration: 'function () { this.remove(); }', objectId }).catch(() => undefined);
+    await cdp.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
   };
 }
 

@@ -4,7 +4,7 @@ import { DEFAULT_CALL_TIMEOUT_MS, frameSession, type Cdp } from '../page/cdp.js'
 import { frameWorlds, isStaleWorld } from '../snapshot/read.js';
 import { OVERLAY_ATTRIBUTE } from '../settle/index.js';
 import { MIN_MASKED_LENGTH, reformattedPattern } from '../variables.js';
-import type { Region } from './annotate.js';
+import { overlayRemover, type Region } from './annotate.js';
 
 /** The colour the masks are painted in: Playwright's own screenshot mask colour. */
 export const MASK_COLOUR = '#FF00FF';
@@ -96,15 +96,7 @@ export async function maskSecrets(session: Session, main: Cdp): Promise<{ masked
     });
     const host = result.objectId;
     if (!host) throw new ServiceError('internal', 'The screenshot masks could not be drawn.');
-    return {
-      masked: boxes.length,
-      remove: async () => {
-        await main
-          .send('Runtime.callFunctionOn', { functionDeclaration: 'function () { this.remove(); }', objectId: host })
-          .catch(() => undefined);
-        await main.send('Runtime.releaseObject', { objectId: host }).catch(() => undefined);
-      },
-    };
+    return { masked: boxes.length, remove: overlayRemover(main, host) };
   } finally {
     await children.detach();
   }
