@@ -4,6 +4,7 @@ import { ServiceError } from '../src/core/errors.js';
 import { waitFor } from './fixtures/processes.js';
 import { useLibrarySite } from './fixtures/library-site.js';
 import { navigateOperation } from '../src/core/operations/index.js';
+import { EventLog } from '../src/core/page/events.js';
 
 /**
  * Policy: dialogs, popups, endless loading, crashes and huge DOMs never block a session, another session or the
@@ -156,6 +157,21 @@ describe('hostile pages', () => {
     }
   });
 
+  it('the same event again only counts up the last one, so 1,000 repeated dialogs keep the page events before them', () => {
+    const log = new EventLog();
+    log.record({ type: 'unresponsive', message: 'The page stopped responding.' });
+    for (let i = 0; i < 1_000; i++) log.record({ type: 'dialog', message: 'alert "again" was accepted by policy.', url: 'http://a/' });
+    log.record({ type: 'dialog', message: 'alert "other" was accepted by policy.', url: 'http://a/' });
+    expect(log.takeUnreported().map(({ type, message, count }) => ({ type, message, count }))).toEqual([
+      { type: 'unresponsive', message: 'The page stopped responding.', count: undefined },
+      { type: 'dialog', message: 'alert "again" was accepted by policy. (1000 times)', count: 1_000 },
+      { type: 'dialog', message: 'alert "other" was accepted by policy.', count: undefined },
+    ]);
+    // A repeat after the report is a new event: what one operation reports is what happened during it.
+    log.record({ type: 'dialog', message: 'alert "other" was accepted by policy.', url: 'http://a/' });
+    expect(log.takeUnreported()).toMatchObject([{ type: 'dialog', message: 'alert "other" was accepted by policy.' }]);
+  });
+
   it('window.print() and alert() called in a loop do not block: every alert is answered and the script runs to its end', async () => {
     const session = await fixture.lib.startSession();
     try {
@@ -197,7 +213,12 @@ describe('hostile pages', () => {
       else expect(away.code).toBe('navigation_timeout');
       const next = await fixture.lib.service.run(navigateOperation, 'library', session.id, { url: fixture.site.url('/page2.html') });
       expect(next.result).toMatchObject({ status: 200 });
-      expect([...(away.value?.pageEvents ?? []), ...next.pageEvents].map((event) => event.type)).toContain('unresponsive');
+      const events = [...(away.value?.pageEvents ?? []), ...next.pageEvents];
+      expect(events.map((event) => event.type)).toContain('unresponsive');
+      // The same alert asked again and again is one event with its count, not 50 that push the rest out.
+      const dialogs = events.filter((event) => event.type === 'dialog');
+      expect(dialogs.length).toBeLessThan(10);
+      expect(dialogs.some((event) => (event.count ?? 1) > 1 && / \(\d+ times\)$/.test(event.message))).toBe(true);
       expect((await session.page.extract()).pageText).toContain('Second page');
     } finally {
       await session.end();
