@@ -1,4 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+  type CallToolResult as ModernResult,
+} from '@modelcontextprotocol/client';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitationCompleteNotificationSchema, ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser, Page } from 'playwright-core';
@@ -211,6 +216,38 @@ describe('ask_human over MCP with URL elicitation', { timeout: 180_000 }, () => 
       expect(new URL(elicited[0]!.url).origin).toBe(http.url);
       expect(elicited[0]!.message).toMatch(/The agent asks, in its own words: “Press the button on the page.” .*may have steered them/);
       await expect.poll(() => completed).toEqual([elicited[0]!.elicitationId]);
+    } finally {
+      await client.close();
+      await http.close();
+    }
+  });
+
+  it('under MCP 2026-07-28 (SDK 2.x client), asks for the person with an input_required URL elicitation, and the agent goes on after Done', async () => {
+    const http = await startHttp();
+    const client = new ModernClient(
+      { name: 'live-test-2026', version: '1.0.0' },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    const elicited: Array<{ url: string; message: string }> = [];
+    let person: Promise<void> = Promise.resolve();
+    client.setRequestHandler('elicitation/create', async (request) => {
+      const params = request.params as { mode?: string; url?: string; message?: string };
+      expect(params.mode).toBe('url');
+      elicited.push({ url: params.url!, message: params.message ?? '' });
+      person = personClicksThenDone(params.url!);
+      return { action: 'accept' };
+    });
+    try {
+      await client.connect(new ModernHttpTransport(new URL(`${http.url}/mcp`)));
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const result = await runAgentOverMcp(client as unknown as Client);
+      await person;
+      expect(result.isError).toBeFalsy();
+      expect((result as ModernResult).structuredContent).toMatchObject({ success: true });
+      expect((result.structuredContent as { message: string }).message).toContain('| true');
+      expect(elicited).toHaveLength(1);
+      expect(new URL(elicited[0]!.url).origin).toBe(http.url);
+      expect(elicited[0]!.message).toContain('The agent asks, in its own words: “Press the button on the page.”');
     } finally {
       await client.close();
       await http.close();

@@ -3,9 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { toNodeHandler, toWebRequest, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { createMcpServer } from '../mcp/server.js';
+import { createModernMcpServer, type ToolRounds } from '../mcp/modern.js';
+import { Rounds } from '../mcp/rounds.js';
 import { readJsonBody } from './body.js';
 import { cancelOnDrop } from './mcp-cancel.js';
 import { MemoryEventStore } from './event-store.js';
@@ -33,8 +37,11 @@ const RESUME_GRACE_MS = 3 * RETRY_MS;
 const RPC = { parseError: -32700, invalidRequest: -32600, sessionNotFound: -32001, sessionLimit: -32002 } as const;
 
 /**
- * MCP streamable HTTP at /mcp, stateful: `initialize` creates an MCP session (its id in Mcp-Session-Id) with its
- * own MCP server bound to the caller's owner scope; later requests must carry that id and the same key.
+ * MCP streamable HTTP at /mcp, in both revisions a client may speak:
+ * - 2025-11-25 and earlier, stateful: `initialize` creates an MCP session (its id in Mcp-Session-Id) with its own MCP
+ *   server (SDK 1.x) bound to the caller's owner scope; later requests must carry that id and the same key.
+ * - 2026-07-28, stateless: each request carries its revision in `_meta` and is answered by a fresh SDK 2.x server
+ *   (mcp/modern.ts) for the caller's owner scope; a call that waits on the client continues in a round (mcp/rounds.ts).
  */
 export class McpEndpoint {
   private readonly sessions = new Map<string, McpSession>();
@@ -44,6 +51,10 @@ export class McpEndpoint {
   private readonly pending = new Map<string, number>();
   private readonly stopping?: AbortSignal;
   private readonly peers?: Peers;
+  /** Tool calls under 2026-07-28 that asked the client something and wait for its next call. */
+  private readonly rounds: ToolRounds = new Rounds();
+  private readonly modern: McpHttpHandler;
+  private readonly modernNode: NodeMcpRequestHandler;
 
   constructor(
     private readonly service: BrowserService,
@@ -53,6 +64,12 @@ export class McpEndpoint {
   ) {
     this.stopping = options.stopping;
     this.peers = options.peers;
+    const remote = this.peers ? remoteOperations(this.peers) : undefined;
+    this.modern = createMcpHandler(
+      ({ authInfo }) => createModernMcpServer(service, this.rounds, { owner: ownerOf(authInfo), stopping: this.stopping, remote }),
+      { legacy: 'reject', onerror: (err) => service.logger.debug({ err }, 'MCP 2026-07-28 request refused') },
+    );
+    this.modernNode = toNodeHandler(this.modern, { onerror: (err) => service.logger.error({ err }, 'MCP 2026-07-28 request failed') });
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(60_000, limits.idleTimeoutMs / 4)));
     this.sweeper.unref();
   }
@@ -75,6 +92,8 @@ export class McpEndpoint {
     }
     if (id === undefined) {
       if (req.method === 'POST' && isInitializeRequest(body)) return this.initialize(req, res, owner, body);
+      if (req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body)))
+        return this.serveModern(req, res, owner, body);
       return rpcError(res, 400, RPC.invalidRequest, 'Bad Request: no Mcp-Session-Id header; send initialize first to open a session.');
     }
     const session = this.sessions.get(id);
@@ -91,6 +110,12 @@ export class McpEndpoint {
     if (req.method === 'POST')
       cancelOnDrop({ req, res, body, transport: session.transport, graceMs: RESUME_GRACE_MS, lastResumeAt: () => session.lastResumeAt });
     await session.transport.handleRequest(req, res, body);
+  }
+
+  /** A 2026-07-28 request: the SDK 2.x handler answers it, for the caller's owner scope. */
+  private async serveModern(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
+    const auth: AuthInfo = { token: '', clientId: owner, scopes: [], extra: { owner } };
+    await this.modernNode(Object.assign(req, { auth }), res, body);
   }
 
   private async initialize(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
@@ -181,10 +206,18 @@ export class McpEndpoint {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.rounds.close();
+    await this.modern.close();
     const all = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.all(all.map((session) => session.server.close().catch(() => undefined)));
   }
+}
+
+function ownerOf(authInfo: AuthInfo | undefined): string {
+  const owner = authInfo?.extra?.owner;
+  if (typeof owner !== 'string') throw new Error('An MCP 2026-07-28 request reached its server without an owner scope.');
+  return owner;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -4,17 +4,39 @@ import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { agentAsks } from '../core/live/index.js';
 import type { HumanRequest } from '../core/operation.js';
 
+/** How an elicitation reaches the client of one tool call, under either MCP revision. */
+export interface ElicitationChannel {
+  /** The client declared URL-mode elicitation. */
+  supportsUrl: boolean;
+  /** Sends the request and resolves with the client's answer (under 2026-07-28, when it calls the tool again). */
+  elicit(params: { mode: 'url'; elicitationId: string; url: string; message: string }, timeoutMs: number): Promise<{ action: string }>;
+  /** Tells the client the elicitation is over (2025-11-25's notifications/elicitation/complete); 2026-07-28 has none. */
+  complete?(elicitationId: string): Promise<void>;
+}
+
+/** A 2025-11-25 tool call's elicitation: elicitation/create sent on the tools/call request's stream. */
+export function pushedElicitation(server: Server, relatedRequestId: RequestId): ElicitationChannel {
+  return {
+    get supportsUrl() {
+      return Boolean(server.getClientCapabilities()?.elicitation?.url);
+    },
+    elicit: (params, timeout) => server.elicitInput(params, { relatedRequestId, timeout }),
+    complete: (elicitationId) => server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId })(),
+  };
+}
+
 /**
- * The agent's ask_human over MCP: when the client declared URL-mode elicitation (MCP 2025-11-25), the person is sent to
- * the live view with an elicitation/create {mode: "url"} on the tool call's stream, and told it is over with
- * notifications/elicitation/complete after Done. Undefined for other clients: the agent then returns the link.
+ * The agent's ask_human over MCP: when the client declared URL-mode elicitation, the person is sent to the live view
+ * with an elicitation {mode: "url"} (MCP 2025-11-25: elicitation/create on the tool call's stream, then
+ * notifications/elicitation/complete after Done; 2026-07-28: an input_required result). Undefined for other clients:
+ * the agent then returns the link.
  */
-export function urlElicitation(server: Server, relatedRequestId: RequestId): ((request: HumanRequest) => void) | undefined {
-  if (!server.getClientCapabilities()?.elicitation?.url) return undefined;
+export function urlElicitation(channel: ElicitationChannel): ((request: HumanRequest) => void) | undefined {
+  if (!channel.supportsUrl) return undefined;
   return (request) => {
     const elicitationId = randomUUID();
-    void server
-      .elicitInput(
+    void channel
+      .elicit(
         {
           mode: 'url',
           elicitationId,
@@ -22,16 +44,12 @@ export function urlElicitation(server: Server, relatedRequestId: RequestId): ((r
           message: `The browser agent needs a person. ${agentAsks(request.reason)} Open the live view, act on the page, then press Done.`,
         },
         // The person may take as long as the agent waits; the wait has its own timeout.
-        { relatedRequestId, timeout: Date.parse(request.expiresAt) - Date.now() },
+        Date.parse(request.expiresAt) - Date.now(),
       )
       .then((answer) => {
         if (answer.action !== 'accept') request.decline(`The person did not open the live view (the client answered ${answer.action}).`);
       })
       .catch(() => undefined);
-    void request.finished.then(() =>
-      server
-        .createElicitationCompletionNotifier(elicitationId, { relatedRequestId })()
-        .catch(() => undefined),
-    );
+    void request.finished.then(() => channel.complete?.(elicitationId).catch(() => undefined));
   };
 }

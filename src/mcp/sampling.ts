@@ -2,6 +2,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   ErrorCode as RpcErrorCode,
   McpError,
+  type ClientCapabilities,
   type CreateMessageRequest,
   type CreateMessageResult,
   type CreateMessageResultWithTools,
@@ -36,15 +37,29 @@ const DEFAULT_MAX_TOKENS = 8_192;
 /** Retries after a reply that is not the tool call JSON the JSON protocol asked for. */
 const TOOL_JSON_RETRIES = 2;
 
-type SamplingParams = CreateMessageRequest['params'];
-type SamplingResult = CreateMessageResult | CreateMessageResultWithTools;
+export type SamplingParams = CreateMessageRequest['params'];
+export type SamplingResult = CreateMessageResult | CreateMessageResultWithTools;
 
-/** The tool call that asks: which server, which request the sampling belongs to, and its cancellation. */
+/**
+ * The tool call that asks: what the client declared, how a sampling request reaches it, and the call's cancellation.
+ * Under MCP 2025-11-25 the request goes out on the tool call's stream (`pushedSampling`); under 2026-07-28 it is an
+ * input_required result the client answers by calling the tool again (mcp/rounds.ts).
+ */
 export interface SamplingCall {
-  server: Server;
-  /** The tools/call request id: over streamable HTTP the sampling request goes out on that request's SSE stream. */
-  requestId: RequestId;
+  capabilities: ClientCapabilities | undefined;
+  createMessage(params: SamplingParams, options: { signal: AbortSignal; timeout: number }): Promise<SamplingResult>;
   signal: AbortSignal;
+}
+
+/** A 2025-11-25 tool call's sampling: sampling/createMessage sent by the server on the tools/call request's stream. */
+export function pushedSampling(server: Server, requestId: RequestId, signal: AbortSignal): SamplingCall {
+  return {
+    get capabilities() {
+      return server.getClientCapabilities();
+    },
+    createMessage: (params, options) => server.createMessage(params, { relatedRequestId: requestId, ...options }),
+    signal,
+  };
 }
 
 /**
@@ -53,7 +68,7 @@ export interface SamplingCall {
  */
 export function samplingFallback(call: SamplingCall): ModelFallback {
   return (wanted) => {
-    const sampling = call.server.getClientCapabilities()?.sampling;
+    const sampling = call.capabilities?.sampling;
     if (!sampling)
       throw new ServiceError(
         'model_not_configured',
@@ -175,16 +190,17 @@ export class SamplingClient implements LLMClient {
     const started = performance.now();
     let result: SamplingResult;
     try {
-      result = await this.call.server.createMessage(
+      result = await this.call.createMessage(
         {
           ...params,
           ...(this.wanted.named ? { modelPreferences: { hints: [{ name: this.wanted.model }] } } : {}),
           includeContext: 'none',
         },
-        { relatedRequestId: this.call.requestId, signal: abort, timeout: SAMPLING_TIMEOUT_MS },
+        { signal: abort, timeout: SAMPLING_TIMEOUT_MS },
       );
     } catch (err) {
       if (abort.aborted) throw cancelled(err);
+      if (err instanceof ServiceError) throw err;
       if (err instanceof McpError && err.code === RpcErrorCode.RequestTimeout)
         throw new ServiceError(
           'model_error',

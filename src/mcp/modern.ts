@@ -1,0 +1,129 @@
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  INVALID_PARAMS,
+  ProtocolError,
+  Server,
+  inputRequired,
+  type CallToolResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { ServiceError } from '../core/errors.js';
+import type { BrowserService } from '../core/service.js';
+import { VERSION } from '../version.js';
+import { urlElicitation, type ElicitationChannel } from './elicitation.js';
+import { errorResult } from './result.js';
+import { Round, Rounds, type InputAsk } from './rounds.js';
+import { SAMPLING_TIMEOUT_MS, samplingFallback, type SamplingCall, type SamplingResult } from './sampling.js';
+import {
+  INSTRUCTIONS,
+  callTool,
+  listedTools,
+  progressSender,
+  toolsByName,
+  type McpServerOptions,
+  type Notify,
+  type ToolCall,
+} from './server.js';
+
+/** The MCP revisions served by the 2.x SDK's per-request server (stateless HTTP, and stdio opened with server/discover). */
+export const MODERN_REVISIONS = ['2026-07-28'];
+
+type LegacyResult = Awaited<ReturnType<typeof callTool>>;
+/** The rounds of one server (HTTP endpoint or stdio connection). */
+export type ToolRounds = Rounds<LegacyResult>;
+
+/**
+ * The tools for an MCP 2026-07-28 client: the same operation table and tool calls as the 2025-11-25 server
+ * (mcp/server.ts), on the 2.x SDK's `Server`. What the client is asked for (its model, a person) comes back as
+ * `input_required`, and the call goes on in a round (mcp/rounds.ts) until the client calls the tool again.
+ */
+export function createModernMcpServer(service: BrowserService, rounds: ToolRounds, options: McpServerOptions): Server {
+  const server = new Server(
+    { name: 'browser-session-mcp', title: 'Browser sessions', version: VERSION },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS, supportedProtocolVersions: MODERN_REVISIONS },
+  );
+  server.setRequestHandler('tools/list', () => ({ tools: listedTools(service.config) as never }));
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const tool = toolsByName.get(request.params.name);
+    if (!tool) throw new ProtocolError(INVALID_PARAMS, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
+    const state = ctx.mcpReq.requestState<string>();
+    let round: Round<LegacyResult>;
+    if (typeof state === 'string') {
+      try {
+        round = rounds.take(state, options.owner, tool.name);
+      } catch (err) {
+        return errorResult(err as ServiceError) as CallToolResult;
+      }
+      round.answer(ctx.mcpReq.inputResponses);
+    } else {
+      round = new Round<LegacyResult>(options.owner, tool.name).start((started) =>
+        callTool(tool, request.params.arguments ?? {}, toolCall(service, options, started, ctx, request.params.arguments)),
+      );
+    }
+    const step = await round.next(ctx.mcpReq.signal);
+    if ('done' in step) {
+      rounds.drop(round);
+      return step.done as CallToolResult;
+    }
+    try {
+      rounds.keep(round);
+    } catch (err) {
+      return errorResult(err as ServiceError) as CallToolResult;
+    }
+    return inputRequired({ inputRequests: step.asks as never, requestState: step.requestState });
+  });
+  return server;
+}
+
+/** A tool call run in a round: cancelled with the round (the client cancelled or dropped), or by the shutdown. */
+function toolCall(
+  service: BrowserService,
+  options: McpServerOptions,
+  round: Round<LegacyResult>,
+  ctx: ServerContext,
+  args: Record<string, unknown> | undefined,
+): ToolCall {
+  const signal = options.stopping ? AbortSignal.any([round.controller.signal, options.stopping]) : round.controller.signal;
+  const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+    ClientCapabilities | undefined;
+  const sent: Array<Promise<unknown>> = [];
+  // Progress goes on the stream of the call that started the round; after an input_required it has ended and later
+  // progress is dropped.
+  const notify: Notify = (notification) => ctx.mcpReq.notify(notification as never);
+  const sampling: SamplingCall = {
+    capabilities,
+    signal,
+    createMessage: (params, { signal: callSignal, timeout }) =>
+      round.ask(
+        { method: 'sampling/createMessage', params: inputRequired.createMessage(params as never).params as InputAsk['params'] },
+        timeout,
+        callSignal,
+        () => new ServiceError('model_error', `The MCP client did not answer the sampling request within ${SAMPLING_TIMEOUT_MS / 1000} s.`),
+      ) as Promise<SamplingResult>,
+  };
+  const elicitation: ElicitationChannel = {
+    supportsUrl: Boolean(capabilities?.elicitation?.url),
+    elicit: ({ url, message }, timeoutMs) =>
+      round.ask(
+        { method: 'elicitation/create', params: inputRequired.elicitUrl({ url, message }).params as InputAsk['params'] },
+        timeoutMs,
+        signal,
+        () => new ServiceError('timeout', 'The MCP client did not answer the request for a person in time.'),
+      ) as Promise<{ action: string }>,
+  };
+  return {
+    service,
+    owner: options.owner,
+    signal,
+    progress: progressSender(ctx.mcpReq._meta?.progressToken, notify, args, sent),
+    modelFallback: samplingFallback(sampling),
+    askHuman: urlElicitation(elicitation),
+    headers: headersOf(ctx.http?.req),
+    remote: options.remote,
+  };
+}
+
+function headersOf(request: Request | undefined): Record<string, string> | undefined {
+  return request ? Object.fromEntries(request.headers) : undefined;
+}
