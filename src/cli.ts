@@ -79,6 +79,32 @@ const program = new Command()
   // Keys from the environment add to those of --api-key (an env() option alone would be replaced by them).
   .addOption(new Option('--api-keys <list>', 'comma-separated API keys').env('SVC_API_KEYS').hideHelp())
   .option('--allowed-hosts <hosts>', 'comma-separated Host header values accepted over HTTP besides localhost')
+  .addOption(
+    new Option('--oauth-issuer <url>', 'accept OAuth access tokens (JWTs) from this authorization server at /mcp and /v1').env(
+      'SVC_OAUTH_ISSUER',
+    ),
+  )
+  .addOption(
+    new Option('--oauth-audience <aud>', "the aud tokens must carry (default: the resource, --public-url's /mcp)").env(
+      'SVC_OAUTH_AUDIENCE',
+    ),
+  )
+  .addOption(
+    new Option('--oauth-owner-claim <name>', "the token claim whose value scopes a caller's sessions")
+      .env('SVC_OAUTH_OWNER_CLAIM')
+      .default('sub'),
+  )
+  .addOption(
+    new Option('--oauth-scopes <list>', 'comma-separated scopes every token must carry, advertised in the metadata')
+      .env('SVC_OAUTH_SCOPES')
+      .argParser(list),
+  )
+  .addOption(
+    new Option(
+      '--public-url <url>',
+      'the origin clients reach this server at (behind a proxy): the OAuth resource and the live-view base',
+    ).env('SVC_PUBLIC_URL'),
+  )
   .option('--executable-path <path>', 'Chromium/Chrome executable (or BROWSER_EXECUTABLE_PATH)')
   .option(
     '--cdp-endpoint <url>',
@@ -187,6 +213,11 @@ interface CliOptions {
   apiKey: string[];
   apiKeys?: string;
   allowedHosts?: string;
+  oauthIssuer?: string;
+  oauthAudience?: string;
+  oauthOwnerClaim: string;
+  oauthScopes?: string[];
+  publicUrl?: string;
   executablePath?: string;
   cdpEndpoint: string[];
   playwrightEndpoint: string[];
@@ -263,6 +294,10 @@ async function main(opts: CliOptions): Promise<void> {
 
   if ((opts.peer.length || opts.peersFromDns) && !opts.instanceId) fail('--peer and --peers-from-dns need --instance-id.');
   if (opts.instanceId && opts.transport !== 'http') fail('--instance-id works with --transport http only.');
+  if ((opts.oauthAudience || opts.oauthScopes || opts.oauthOwnerClaim !== 'sub') && !opts.oauthIssuer)
+    fail('--oauth-audience, --oauth-owner-claim and --oauth-scopes need --oauth-issuer.');
+  if ((opts.oauthIssuer || opts.publicUrl) && opts.transport !== 'http')
+    fail('--oauth-issuer and --public-url work with --transport http only.');
 
   let service: BrowserService;
   try {
@@ -314,6 +349,10 @@ async function main(opts: CliOptions): Promise<void> {
     port: opts.port,
     host: opts.host,
     apiKeys: [...opts.apiKey, ...(opts.apiKeys ?? '').split(',')].map((key) => key.trim()).filter(Boolean),
+    oauth: opts.oauthIssuer
+      ? { issuer: opts.oauthIssuer, audience: opts.oauthAudience, ownerClaim: opts.oauthOwnerClaim, scopes: opts.oauthScopes }
+      : undefined,
+    publicUrl: opts.publicUrl,
     allowedHosts:
       opts.allowedHosts
         ?.split(',')
@@ -356,7 +395,12 @@ function createService(opts: CliOptions, logger: ReturnType<typeof createLogger>
         : undefined,
     operationsDenied: opts.operationsDenied,
     model: opts.model,
-    liveView: { secret: opts.liveViewSecret, publicUrl: opts.liveViewPublicUrl, askHumanTimeoutMs: opts.askHumanTimeout },
+    liveView: {
+      secret: opts.liveViewSecret,
+      // Over HTTP the live view is served by this same server, so its public URL is the server's.
+      publicUrl: opts.liveViewPublicUrl ?? opts.publicUrl,
+      askHumanTimeoutMs: opts.askHumanTimeout,
+    },
     profiles: profilesConfig(opts),
     logger,
   });

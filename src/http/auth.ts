@@ -2,8 +2,12 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../core/errors.js';
 import { LOCAL_OWNER } from '../door.js';
+import { TokenRefused, type AccessTokens } from './oauth.js';
 
 export const API_KEY_HEADER = 'x-svc-api-key';
+
+/** A JWS in compact form (header.payload.signature): a bearer of this shape is an access token, not a key. */
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
 
 /**
  * API keys and the session scope each one grants. Each key is kept only as an HMAC under a per-process secret,
@@ -24,29 +28,85 @@ export class ApiKeys {
     return this.digests.length > 0;
   }
 
-  /**
-   * The owner scope of the request's key. REST takes `x-svc-api-key`; /mcp also takes `Authorization: Bearer KEY`.
-   * `x-svc-project-id` is accepted and ignored: keys are scoped to one project already.
-   */
-  authenticate(req: IncomingMessage, options: { bearer: boolean }): string {
-    if (!this.enabled) return LOCAL_OWNER;
-    const presented = headerValue(req, API_KEY_HEADER) ?? (options.bearer ? bearerToken(req) : undefined);
-    if (!presented) {
-      throw new ServiceError(
-        'unauthorized',
-        `Missing API key: send it in the ${API_KEY_HEADER} header${options.bearer ? ' or as Authorization: Bearer <key>' : ''}.`,
-      );
-    }
+  /** The owner scope of a presented key, or undefined when it is none of the keys. */
+  ownerOf(presented: string): string | undefined {
     const candidate = this.digest(presented);
     let match: Buffer | undefined;
     // Compare against every key without stopping early, so timing does not tell which key (or how many) matched.
     for (const digest of this.digests) if (timingSafeEqual(candidate, digest)) match = digest;
-    if (!match) throw new ServiceError('unauthorized', 'The API key is not valid.');
-    return `key:${match.toString('base64url').slice(0, 22)}`;
+    return match && `key:${match.toString('base64url').slice(0, 22)}`;
   }
 
   private digest(key: string): Buffer {
     return createHmac('sha256', this.secret).update(key).digest();
+  }
+}
+
+/**
+ * Who a request to /mcp or /v1 is: an API key's owner, an access token's (when OAuth is on), or the one local client
+ * when neither is configured. A key and a token each map to their own owner scope, so their sessions never mix.
+ */
+export class HttpAuth {
+  constructor(
+    readonly keys: ApiKeys,
+    readonly tokens?: AccessTokens,
+  ) {}
+
+  get enabled(): boolean {
+    return this.keys.enabled || this.tokens !== undefined;
+  }
+
+  /** For the start-up log line. */
+  get scheme(): string {
+    return [this.keys.enabled && 'api-key', this.tokens && 'oauth'].filter(Boolean).join('+') || 'none';
+  }
+
+  /**
+   * The owner scope of the request. REST takes a key in `x-svc-api-key`; /mcp also takes `Authorization: Bearer KEY`.
+   * With OAuth on, both take `Authorization: Bearer <access token>`. `x-svc-project-id` is accepted and ignored: keys
+   * are scoped to one project already.
+   */
+  async authenticate(req: IncomingMessage, options: { bearer: boolean }): Promise<string> {
+    if (!this.enabled) return LOCAL_OWNER;
+    const key = headerValue(req, API_KEY_HEADER);
+    if (key !== undefined) return this.keyOwner(key);
+    const bearer = bearerToken(req);
+    if (bearer !== undefined) {
+      if (!this.tokens) {
+        if (options.bearer) return this.keyOwner(bearer);
+      } else {
+        const owner = options.bearer ? this.keys.ownerOf(bearer) : undefined;
+        if (owner) return owner;
+        if (JWT_SHAPE.test(bearer)) return this.tokens.owner(bearer);
+        throw new TokenRefused(
+          'invalid_token',
+          options.bearer
+            ? 'The bearer token is neither an API key nor a JWT access token.'
+            : `The bearer token is not a JWT access token (an API key goes in the ${API_KEY_HEADER} header).`,
+        );
+      }
+    }
+    throw new ServiceError('unauthorized', this.missing(options.bearer));
+  }
+
+  /** The `WWW-Authenticate` value of an auth failure: where to get a token with OAuth on; on /mcp a bare Bearer otherwise. */
+  challenge(error: ServiceError, options: { mcp: boolean }): string | undefined {
+    if (this.tokens) return this.tokens.challenge(error);
+    return options.mcp && error.code === 'unauthorized' ? 'Bearer realm="browser-session-mcp"' : undefined;
+  }
+
+  private keyOwner(presented: string): string {
+    const owner = this.keys.ownerOf(presented);
+    if (owner) return owner;
+    if (!this.keys.enabled)
+      throw new ServiceError('unauthorized', 'This server takes no API keys: send an access token as Authorization: Bearer <token>.');
+    throw new ServiceError('unauthorized', 'The API key is not valid.');
+  }
+
+  private missing(bearer: boolean): string {
+    const key = `the ${API_KEY_HEADER} header${bearer ? ' or as Authorization: Bearer <key>' : ''}`;
+    if (!this.tokens) return `Missing API key: send it in ${key}.`;
+    return `Missing credentials: send an access token as Authorization: Bearer <token>${this.keys.enabled ? `, or an API key in ${key}` : ''}.`;
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
@@ -5,7 +6,7 @@ import { ServiceError, shuttingDownError, toServiceError } from '../core/errors.
 import type { BrowserService } from '../core/service.js';
 import { parseInput } from '../core/validation.js';
 import { LOCAL_OWNER } from '../door.js';
-import { ApiKeys } from './auth.js';
+import { ApiKeys, HttpAuth } from './auth.js';
 import { readJsonBody } from './body.js';
 import { sendError, sendJson, toHttpError } from './errors.js';
 import { BinaryBody } from './envelope.js';
@@ -13,6 +14,7 @@ import { forwardRequest, QUICK_HEADERS_TIMEOUT_MS } from './forward.js';
 import { allowedHostNames, checkHost, isLoopbackBind } from './hosts.js';
 import { nonCanonicalPath, requestTarget } from './target.js';
 import { McpEndpoint } from './mcp.js';
+import { AccessTokens, isTokenRefused, type OAuthConfig } from './oauth.js';
 import { MCP_SESSION_DEFAULTS, type McpSessionLimits } from './mcp-limits.js';
 import { listOnPeers } from './peer-sessions.js';
 import { FORWARDED_HEADER, type Peers } from './peers.js';
@@ -33,6 +35,10 @@ export interface HttpOptions {
   port: number;
   host: string;
   apiKeys: string[];
+  /** Access tokens from this authorization server are accepted beside the keys (docs/http.md#oauth). */
+  oauth?: OAuthConfig;
+  /** The origin clients reach the server at, e.g. behind a proxy: the OAuth resource is its /mcp. */
+  publicUrl?: string;
   allowedHosts: string[];
   /** This instance and its peers: calls for a peer's session are forwarded there. */
   peers?: Peers;
@@ -68,14 +74,24 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
     throw new Error(
       `The peer table is for instance "${options.peers.self}" but the sessions are tagged "${service.config.instanceId ?? ''}".`,
     );
-  // With profiles kept, a key's scope must be the same after a restart and on every instance sharing the store.
-  const keys = new ApiKeys(options.apiKeys, await service.profiles.ownerSecret());
+  const logger = service.logger;
+  // With profiles kept, an owner scope (a key's, a token subject's) stays the same after a restart and across instances.
+  const ownerSecret = (await service.profiles.ownerSecret()) ?? randomBytes(32);
+  const tokens = options.oauth
+    ? new AccessTokens(options.oauth, {
+        secret: ownerSecret,
+        publicUrl: options.publicUrl,
+        host: options.host,
+        timeoutMs: service.egress.connectTimeoutMs,
+        logger,
+      })
+    : undefined;
+  const auth = new HttpAuth(new ApiKeys(options.apiKeys, ownerSecret), tokens);
   // Remote callers must not reach this machine's network through the browser or the server (docs/egress.md).
-  service.egress.preferPolicy(keys.enabled || !isLoopbackBind(options.host) ? 'public' : 'all');
+  service.egress.preferPolicy(auth.enabled || !isLoopbackBind(options.host) ? 'public' : 'all');
   // Remote browser hosts cannot reach the per-session proxy on this machine's loopback: refuse before listening.
   service.egress.checkBrowserReach();
-  const allowedHosts = allowedHostNames({ host: options.host, allowedHosts: options.allowedHosts, keysConfigured: keys.enabled });
-  const logger = service.logger;
+  const allowedHosts = allowedHostNames({ host: options.host, allowedHosts: options.allowedHosts, keysConfigured: auth.enabled });
   const stopping = new AbortController();
   const peers = options.peers;
   const mcp = new McpEndpoint(
@@ -107,10 +123,13 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
       if (!canonical) throw nonCanonicalPath(method, req.url);
       // The live-view page authenticates by its link's token, not by API key (docs/live-view.md).
       if (isLivePath(pathname)) return live.handleRequest(req, res);
+      if (tokens?.isMetadataPath(pathname)) {
+        if (method !== 'GET') throw methodNotAllowed(headers, ['GET']);
+        return sendJson(res, 200, tokens.metadata());
+      }
       if (pathname === '/mcp') {
-        headers['www-authenticate'] = 'Bearer realm="browser-session-mcp"';
         if (!MCP_METHODS.includes(method)) throw methodNotAllowed(headers, MCP_METHODS);
-        const owner = keys.authenticate(req, { bearer: true });
+        const owner = await auth.authenticate(req, { bearer: true });
         const mcpSession = req.headers[FORWARDED_HEADER] === undefined ? req.headers['mcp-session-id'] : undefined;
         const home = peers && typeof mcpSession === 'string' ? peers.route(mcpSession) : undefined;
         if (peers && home?.kind === 'peer') {
@@ -126,7 +145,7 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
         throw new ServiceError('not_found', `No route ${method} ${pathname}. The API is described at /v1/openapi.json.`);
       }
       // The key is checked here first: a caller this instance refuses never reaches a peer.
-      const owner = match.route.auth ? keys.authenticate(req, { bearer: false }) : LOCAL_OWNER;
+      const owner = match.route.auth ? await auth.authenticate(req, { bearer: false }) : LOCAL_OWNER;
       const forwarded = req.headers[FORWARDED_HEADER] !== undefined;
       const target = peers && !forwarded && match.params.id !== undefined ? peers.route(match.params.id) : undefined;
       if (peers && target?.kind === 'peer') {
@@ -144,7 +163,9 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
       if (error.code === 'payload_too_large') headers.connection = 'close';
       // Retry-After says the call did nothing and may be sent again (the Python client retries only such answers).
       if (error.code === 'session_limit') headers['retry-after'] = String(SESSION_LIMIT_RETRY_AFTER_S);
-      if (error.code !== 'unauthorized') delete headers['www-authenticate'];
+      const challenge =
+        error.code === 'unauthorized' || isTokenRefused(error) ? auth.challenge(error, { mcp: pathname === '/mcp' }) : undefined;
+      if (challenge) headers['www-authenticate'] = challenge;
       sendError(res, error, headers);
     } finally {
       logger.debug({ method, path: pathname, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'http request');
@@ -177,11 +198,19 @@ export async function serveHttp(service: BrowserService, options: HttpOptions): 
   const port = (server.address() as AddressInfo).port;
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
   service.live.serveAt(async () => url);
+  tokens?.serveAt(url);
   logger.info(
-    { url, mcp: `${url}/mcp`, rest: `${url}/v1`, auth: keys.enabled ? 'api-key' : 'none', egress: service.egress.policy.name },
+    {
+      url,
+      mcp: `${url}/mcp`,
+      rest: `${url}/v1`,
+      auth: auth.scheme,
+      ...(tokens ? { resource: tokens.resource, resourceMetadata: tokens.metadataUrl } : {}),
+      egress: service.egress.policy.name,
+    },
     'HTTP server listening',
   );
-  if (!keys.enabled) {
+  if (!auth.enabled) {
     logger.warn(
       isLoopbackBind(options.host)
         ? 'No API key configured: any process on this machine can drive the browser through this server. Pass --api-key KEY (or SVC_API_KEYS) to require one.'
