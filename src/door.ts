@@ -10,7 +10,7 @@ export const LOCAL_OWNER = 'local';
 /** Owner of the sessions opened through the in-process library. */
 export const LIBRARY_OWNER = 'library';
 
-/** The service interface's `{success, data: {result, actionId}}` (navigate over MCP and in the library). */
+/** The service interface's `{success, data: {result, actionId}}` (navigate in the library). */
 function interfaceEnvelopeSchema(result: z.ZodType) {
   return z
     .object({
@@ -32,7 +32,7 @@ export interface AnswerForm {
   restSchema(operation: AnyOperation): z.ZodType;
   toRest(operation: AnyOperation, outcome: OperationOutcome<unknown>): unknown;
   fromRest(operation: AnyOperation, body: unknown): RemoteAnswer;
-  /** MCP structuredContent and the library's answer. */
+  /** The library's answer, and MCP structuredContent of an operation that declares no `structured` facts of its own. */
   structuredSchema(operation: AnyOperation): z.ZodType;
   structured(result: unknown, meta: OutcomeMeta | undefined): unknown;
 }
@@ -86,7 +86,7 @@ const OUTCOME: AnswerForm = {
   structured: (result) => result,
 };
 
-/** As `outcome` over REST; over MCP and in the library, the service interface's `{success, data: {result, actionId}}` (navigate). */
+/** As `outcome` over REST; in the library, the service interface's `{success, data: {result, actionId}}` (navigate). */
 const ENVELOPE: AnswerForm = {
   ...OUTCOME,
   structuredSchema: (operation) => interfaceEnvelopeSchema(operation.output),

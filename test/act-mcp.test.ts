@@ -11,14 +11,14 @@ interface Observed {
   method: string;
   arguments: Record<string, unknown>;
 }
+/** act's structuredContent over MCP: the facts; the change itself is in the text. */
 interface ActOut {
   success: boolean;
-  url: string;
-  navigated: boolean;
   pageChanged: boolean;
-  diff?: { added: string[]; removed: string[] };
-  pageText?: string;
-  tabs?: Array<{ tabId: string; url: string; active: boolean }>;
+  navigated: boolean;
+  ref?: string;
+  url?: string;
+  title?: string;
 }
 interface Tab {
   tabId: string;
@@ -55,8 +55,22 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     return result;
   };
   const textOf = (result: CallToolResult) => (result.content[0] as { text: string }).text;
-  const observe = async (instruction?: string) =>
-    ((await ok('observe', instruction ? { instruction } : {})).structuredContent as { actions: Observed[] }).actions;
+  /** observe's lines (`[ref] method {arguments}: description`), whose refs structuredContent lists in the same order. */
+  const observe = async (instruction?: string): Promise<Observed[]> => {
+    const result = await ok('observe', instruction ? { instruction } : {});
+    const actions = textOf(result)
+      .split('\n')
+      .map((line) => /^\[([^\]]+)\] (\w+)(?: (\{.*?\}))?: (.*)$/.exec(line))
+      .filter((match) => match !== null)
+      .map(([, ref, method, args, description]) => ({
+        ref: ref!,
+        method: method!,
+        arguments: JSON.parse(args ?? '{}'),
+        description: description!,
+      }));
+    expect(result.structuredContent).toEqual({ refs: actions.map((action) => action.ref) });
+    return actions;
+  };
   const tabs = async () =>
     ((await fixture.server.call('session_list')).structuredContent as { sessions: Array<{ id: string; tabs: Tab[] }> }).sessions.find(
       (session) => session.id === sessionId,
@@ -107,7 +121,7 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
   it('answers a click whose result arrives after a 2 s spinner with the result, and a line saying what it waited for', async () => {
     await ok('navigate', { url: fixture.site.url('/settle/spinner.html') });
     const built = await ok('act', { action: findAction(await observe(), /button: Build report/) });
-    expect(built.structuredContent).toMatchObject({ settled: { waitedFor: 'network' } });
+    expect(built.structuredContent).toMatchObject({ success: true, pageChanged: true, navigated: false });
     expect(textOf(built)).toMatch(/^\+ .*Report ready: 1,284 orders in March/m);
     expect(textOf(built)).toMatch(/^Waited \d+ ms for the page to settle \(network\)\.$/m);
   });
@@ -170,9 +184,9 @@ describe('act, observe and screenshot over MCP stdio (--popups tab, no model key
     await expect.poll(async () => (await tabs()).length, { timeout: 10_000 }).toBe(2);
     const popup = (await tabs()).find((tab) => !tab.active)!;
     const selected = await ok('act', { action: { method: 'selectTab', arguments: { tabId: popup.tabId } } });
-    const out = selected.structuredContent as unknown as ActOut;
-    expect(out.pageText).toContain('Second page');
-    expect(out.tabs).toEqual([expect.objectContaining({ active: false }), expect.objectContaining({ tabId: popup.tabId, active: true })]);
+    expect(textOf(selected)).toContain('Second page');
+    expect(textOf(selected)).toMatch(new RegExp(`^Tabs: \\S+ \\S+ \\| ${popup.tabId} \\(active\\) `, 'm'));
+    expect(selected.structuredContent).toMatchObject({ success: true, url: popup.url });
     const home = findAction(await observe(), /link: Home/);
     expect((await ok('act', { action: home })).structuredContent).toMatchObject({ navigated: true, url: fixture.site.url('/index.html') });
     const closed = await ok('act', { action: { method: 'closeTab', arguments: { tabId: popup.tabId } } });

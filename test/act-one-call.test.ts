@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { actDoors, type Door } from './fixtures/act-doors.js';
+import { actDoors, shownLines, type Door } from './fixtures/act-doors.js';
 import { startStdioServer, type StdioServer } from './fixtures/mcp-stdio.js';
 import { useSiteHttp } from './fixtures/site-http.js';
 
@@ -72,7 +72,7 @@ describe('act: one call for one gesture', () => {
       const done = await door.act({ actions: twenty });
       expect(done.result).toMatchObject({ success: true, message: 'Did 20 actions.' });
       expect(done.result!.steps).toHaveLength(20);
-      expect(done.result!.steps![19]).toEqual({ method: 'click', message: `Clicked [${plus}] button "Add one".` });
+      expect(done.result!.steps![19]).toMatchObject({ message: `Clicked [${plus}] button "Add one".` });
       expect(done.result!.diff).toEqual({ added: ['Count: 20'], removed: ['Count: 0'] });
     });
 
@@ -123,11 +123,11 @@ describe('act: one call for one gesture', () => {
       const checked = await door.act({ action: { ref: dog, method: 'check' } });
       expect(checked.error).toBeUndefined();
       expect(checked.result!.message).toMatch(new RegExp(`^Checked \\[${dog}\\] checkbox "walk dog"; the page redrew it\\.`));
-      expect(checked.result!.diff!.added).toContain('1 left');
+      expect(shownLines(checked.result!)).toContain('1 left');
       // The ref read before the redraw: the element it named is gone, so it is refused at once or acts on the new one.
       const milk = await door.act({ action: { ref: refOf(chores, /checkbox: buy milk/), method: 'check' } });
       expect(milk.error).toBeUndefined();
-      expect(milk.result!.diff!.added).toContain('0 left');
+      expect(shownLines(milk.result!)).toContain('0 left');
       page = await door.navigate(fixture.site.url('/act/one-call.html'));
     });
 

@@ -14,6 +14,7 @@ const REQUIRED = [
   'server-initialize',
   'ping',
   'tools-list',
+  'resources-list',
   'logging-set-level',
   'server-sse-multiple-streams',
   'dns-rebinding-protection',

@@ -35,7 +35,7 @@ describe('MCP over streamable HTTP', () => {
       },
     )) as CallToolResult;
     expect(nav.isError).toBeFalsy();
-    expect(nav.structuredContent).toMatchObject({ success: true, data: { result: { status: 200, url: fixture.site.url('/index.html') } } });
+    expect(nav.structuredContent).toMatchObject({ status: 200, url: fixture.site.url('/index.html') });
     expect(progress.length).toBeGreaterThan(0);
 
     const missing = (await client.callTool({

@@ -42,6 +42,19 @@ describe('library sessions and navigate', () => {
     await session.end();
   });
 
+  it("navigate answers the response headers, and with frameId that frame's id (MCP answers the status and URL alone)", async () => {
+    const session = await fixture.lib.startSession();
+    const echoed = await session.page.goto(fixture.site.url('/echo-headers'));
+    expect(echoed).toMatchObject({ status: 200, ok: true, statusText: 'OK', redirectChain: [] });
+    expect(echoed!.headers['x-test']).toBe('echo');
+    expect(echoed!.headers['content-type']).toContain('text/html');
+    await session.page.goto(fixture.site.url('/frames.html'));
+    const child = session.info().frames.find((frame) => frame.name === 'child')!;
+    const framed = await session.navigate(fixture.site.url('/index.html'), { frameId: child.frameId });
+    expect(framed.data.result).toMatchObject({ status: 200, url: fixture.site.url('/index.html'), frameId: child.frameId });
+    await session.end();
+  });
+
   it('library errors are ServiceErrors with the same codes as the MCP door', async () => {
     const session = await fixture.lib.startSession();
     expect(await codeOf(session.navigate('javascript:alert(1)'))).toBe('url_not_allowed');

@@ -80,12 +80,24 @@ describe('MCP 2026-07-28 (SDK 2.x client)', { timeout: 180_000 }, () => {
       expect(tools.map((tool) => tool.name)).toEqual(
         expect.arrayContaining(['session_start', 'navigate', 'extract', 'act', 'agent_execute', 'live_view', 'session_end']),
       );
+      // The live view as an MCP App, as under 2025-11-25 (test/mcp-app.test.ts).
+      const liveView = tools.find((tool) => tool.name === 'live_view')!;
+      const uri = (liveView._meta?.ui as { resourceUri: string }).resourceUri;
+      expect((await client.listResources()).resources.map((resource) => resource.uri)).toContain(uri);
+      expect((await client.readResource({ uri })).contents[0]).toMatchObject({ uri, mimeType: 'text/html;profile=mcp-app' });
       // Stateless: no MCP session was opened on the server.
       expect(keyless.http.mcpSessionCount()).toBe(0);
 
       const sessionId = await startSession(client, site.url('/agent/chain/one.html'));
-      const page = await call(client, 'extract', { sessionId });
-      expect(textOf(page)).toContain('Go to room two');
+      const progress: string[] = [];
+      const again = (await client.callTool(
+        { name: 'navigate', arguments: { sessionId, url: site.url('/agent/chain/one.html') } },
+        { onprogress: (update) => progress.push(update.message ?? '') },
+      )) as CallToolResult;
+      expect(again.isError, textOf(again)).toBeFalsy();
+      // Progress rides the call's own response, upgraded to a stream.
+      expect(progress.length).toBeGreaterThan(0);
+      expect(textOf(await call(client, 'extract', { sessionId }))).toContain('Go to room two');
 
       const result = await call(client, 'agent_execute', {
         sessionId,

@@ -13,7 +13,7 @@ describe('MCP stdio server lifecycle and limits', () => {
   const navigateOk = async (sessionId: string, url: string) => {
     const result = await server!.call('navigate', { sessionId, url });
     expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-    return (result.structuredContent as { data: { result: { status: number } | null } }).data.result;
+    return result.structuredContent as { status: number | null };
   };
 
   beforeAll(async () => {

@@ -5,18 +5,12 @@ import { errorCode } from './fixtures/mcp-stdio.js';
 import { renderersUnder, waitFor } from './fixtures/processes.js';
 import { useSiteStdio } from './fixtures/site-stdio.js';
 
-interface NavResult {
-  url: string;
-  status: number;
-  statusText: string;
-  ok: boolean;
-  headers: Record<string, string>;
-  redirectChain: string[];
-  frameId: string;
-}
+/** navigate's structuredContent over MCP: where it went; the page text is the text content. */
 interface NavOutput {
-  success: boolean;
-  data: { result: NavResult | null; actionId?: string };
+  url?: string;
+  status: number | null;
+  title?: string;
+  nextCursor?: string;
 }
 interface FrameInfo {
   frameId: string;
@@ -79,7 +73,7 @@ describe('MCP over stdio', () => {
     expect(navigate.inputSchema.required).toEqual(expect.arrayContaining(['sessionId', 'url']));
     const options = (navigate.inputSchema.properties as Record<string, { properties?: Record<string, { enum?: string[] }> }>).options!;
     expect(options.properties!.waitUntil!.enum).toEqual(['load', 'domcontentloaded', 'networkidle']);
-    expect(navigate.outputSchema!.required).toEqual(expect.arrayContaining(['success', 'data']));
+    expect(navigate.outputSchema!.required).toEqual(['status']);
     expect(tools.find((tool) => tool.name === 'session_start')!.outputSchema!.required).toEqual(
       expect.arrayContaining(['id', 'mainFrameId']),
     );
@@ -108,15 +102,21 @@ describe('MCP over stdio', () => {
     const [head, ...text] = shown(loaded).split('\n');
     expect(head).toMatch(new RegExp(`^Loaded ${fixture.site.url('/pages/form.html').replace(/[.?]/g, '\\$&')} \\(200 OK\\) ".+"$`));
     expect(text.join('\n')).toMatch(/\[\d+\] textbox/);
-    // structuredContent keeps the interface's envelope: headers, timing and redirects are there, not in the text.
-    expect((loaded.structuredContent as { data: { result: { headers: object } } }).data.result.headers).toBeTruthy();
+    // structuredContent has what the first line says, not the page text again; headers are REST's and the library's.
+    expect(loaded.structuredContent).toEqual({ url: fixture.site.url('/pages/form.html'), status: 200, title: head!.match(/"(.+)"$/)![1] });
     expect(shown(loaded)).not.toContain('content-type');
 
     const bare = await navigate(id, fixture.site.url('/status?code=404'), { pageText: false });
     expect(shown(bare)).toBe(`Loaded ${fixture.site.url('/status?code=404')} (404 Not Found)`);
+    expect(bare.structuredContent).toEqual({ url: fixture.site.url('/status?code=404'), status: 404 });
     // The client has not seen this page's title yet: extract says where it is, then does not repeat it.
-    expect(shown(await fixture.server.call('extract', { sessionId: id }))).toMatch(/^Page: "Status 404" http.*\n# Status 404$/);
-    expect(shown(await fixture.server.call('extract', { sessionId: id }))).toBe('# Status 404');
+    const moved = await fixture.server.call('extract', { sessionId: id });
+    expect(shown(moved)).toMatch(/^Page: "Status 404" http.*\n# Status 404$/);
+    // The page text is the text content only; structuredContent has where the page is when the text says it.
+    expect(moved.structuredContent).toEqual({ url: fixture.site.url('/status?code=404'), title: 'Status 404' });
+    const again = await fixture.server.call('extract', { sessionId: id });
+    expect(shown(again)).toBe('# Status 404');
+    expect(again.structuredContent).toEqual({});
     await end(id);
   });
 
@@ -128,31 +128,25 @@ describe('MCP over stdio', () => {
     await Promise.all(ids.map(end));
   });
 
-  it('navigate returns status, final url, headers and an action id for a 200 page', async () => {
+  it('navigate returns status and final url, and an action id in _meta, for a 200 page', async () => {
     const id = await start();
-    const output = await okNav(id, fixture.site.url('/echo-headers'));
-    expect(output.success).toBe(true);
-    expect(output.data.actionId).toMatch(/[0-9a-f-]{36}/);
-    const result = output.data.result!;
-    expect(result).toMatchObject({ url: fixture.site.url('/echo-headers'), status: 200, ok: true, statusText: 'OK', redirectChain: [] });
-    expect(result.headers['x-test']).toBe('echo');
-    expect(result.headers['content-type']).toContain('text/html');
+    const result = await navigate(id, fixture.site.url('/echo-headers'));
+    expect(result.structuredContent).toMatchObject({ url: fixture.site.url('/echo-headers'), status: 200 });
+    expect(result._meta?.actionId).toMatch(/[0-9a-f-]{36}/);
     await end(id);
   });
 
   it('navigate treats a 404 page as a successful navigation with status 404', async () => {
     const id = await start();
     const output = await okNav(id, fixture.site.url('/no-such-page.html'));
-    expect(output.success).toBe(true);
-    expect(output.data.result).toMatchObject({ status: 404, ok: false, url: fixture.site.url('/no-such-page.html') });
+    expect(output).toMatchObject({ status: 404, url: fixture.site.url('/no-such-page.html') });
     await end(id);
   });
 
-  it('navigate follows redirects and reports the redirect chain', async () => {
+  it('navigate follows redirects and answers the final url', async () => {
     const id = await start();
-    const from = fixture.site.url('/redirect?to=/page2.html');
-    const output = await okNav(id, from);
-    expect(output.data.result).toMatchObject({ status: 200, url: fixture.site.url('/page2.html'), redirectChain: [from] });
+    const output = await okNav(id, fixture.site.url('/redirect?to=/page2.html'));
+    expect(output).toMatchObject({ status: 200, url: fixture.site.url('/page2.html') });
     await end(id);
   });
 
@@ -185,7 +179,7 @@ describe('MCP over stdio', () => {
     controller.abort();
     await expect(cancelled).rejects.toThrow();
     const started = Date.now();
-    expect((await okNav(id, fixture.site.url('/page2.html'))).data.result!.status).toBe(200);
+    expect((await okNav(id, fixture.site.url('/page2.html'))).status).toBe(200);
     // Without cancellation this call would have queued behind the 30 s default timeout.
     expect(Date.now() - started).toBeLessThan(15_000);
     await end(id);
@@ -195,20 +189,20 @@ describe('MCP over stdio', () => {
     const id = await start();
     const url = fixture.site.url('/slow-subresource?ms=30000');
     const early = await okNav(id, url, { options: { waitUntil: 'domcontentloaded', timeout: 5_000 } });
-    expect(early.data.result).toMatchObject({ status: 200, url });
+    expect(early).toMatchObject({ status: 200, url });
     const loadResult = await navigate(id, url, { options: { waitUntil: 'load', timeout: 1_000 } });
     expect(errorCode(loadResult)).toBe('navigation_timeout');
     await end(id);
   });
 
-  it('navigate with frameId loads the URL in that iframe and reports its frame id', async () => {
+  it('navigate with frameId loads the URL in that iframe', async () => {
     const id = await start();
     await okNav(id, fixture.site.url('/frames.html'));
     const info = (await sessionInfo(id))!;
     const child = info.frames.find((frame) => frame.name === 'child')!;
     expect(child).toMatchObject({ url: fixture.site.url('/page2.html'), parentFrameId: info.mainFrameId });
     const output = await okNav(id, fixture.site.url('/index.html'), { frameId: child.frameId });
-    expect(output.data.result).toMatchObject({ status: 200, url: fixture.site.url('/index.html'), frameId: child.frameId });
+    expect(output).toMatchObject({ status: 200 });
     const after = (await sessionInfo(id))!;
     expect(after.url).toBe(fixture.site.url('/frames.html'));
     expect(after.frames.find((frame) => frame.frameId === child.frameId)?.url).toBe(fixture.site.url('/index.html'));
@@ -225,7 +219,7 @@ describe('MCP over stdio', () => {
     const id = await start();
     await okNav(id, fixture.site.url('/hash.html'));
     const output = await okNav(id, fixture.site.url('/hash.html#section'));
-    expect(output).toMatchObject({ success: true, data: { result: null } });
+    expect(output).toMatchObject({ status: null });
     await end(id);
   });
 
@@ -256,7 +250,7 @@ describe('MCP over stdio', () => {
     }
     expect(errorCode(await fixture.server.call('session_end', { sessionId: 'no-such-session' }))).toBe('session_not_found');
     // The session survives all of that.
-    expect((await okNav(id, fixture.site.url('/index.html'))).data.result!.status).toBe(200);
+    expect((await okNav(id, fixture.site.url('/index.html'))).status).toBe(200);
     await end(id);
   });
 
@@ -352,7 +346,7 @@ describe('MCP over stdio', () => {
     const id = await start();
     const result = await navigate(id, fixture.site.url('/hang'), { options: { timeout: 1_000 } });
     expect(errorCode(result)).toBe('navigation_timeout');
-    expect((await okNav(id, fixture.site.url('/page2.html'))).data.result!.status).toBe(200);
+    expect((await okNav(id, fixture.site.url('/page2.html'))).status).toBe(200);
     await end(id);
   });
 
@@ -367,12 +361,12 @@ describe('MCP over stdio', () => {
       // The busy session's browser has fetched the looping page before the other session starts.
       await expect.poll(() => fixture.site.requests.some((request) => request.url === '/loop.html'), { timeout: 30_000 }).toBe(true);
       const output = await okNav(other, fixture.site.url('/index.html'));
-      expect(output.data.result!.status).toBe(200);
+      expect(output.status).toBe(200);
       // The other session finished while the busy one was still spinning.
       expect(stuckSettled).toBe(false);
       expect(errorCode(await stuck)).toBe('navigation_timeout');
       // The hung page is swapped for a fresh one, so the busy session works again and says why.
-      expect((await okNav(busy, fixture.site.url('/page2.html'))).data.result!.status).toBe(200);
+      expect((await okNav(busy, fixture.site.url('/page2.html'))).status).toBe(200);
       expect((await sessionInfo(busy))!.recentEvents.map((event) => event.type)).toContain('unresponsive');
       await Promise.all([end(busy), end(other)]);
     },

@@ -99,7 +99,7 @@ describe('the packed package', () => {
       const sessionId = (started.structuredContent as { id: string }).id;
       const navigated = await call('navigate', { sessionId, url: site.url('/index.html') });
       expect(navigated.isError, JSON.stringify(navigated.content)).toBeFalsy();
-      expect((navigated.structuredContent as { data: { result: { status: number } } }).data.result.status).toBe(200);
+      expect((navigated.structuredContent as { status: number }).status).toBe(200);
       expect((await call('session_end', { sessionId })).structuredContent).toEqual({ success: true });
     } finally {
       await client.close();

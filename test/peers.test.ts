@@ -135,7 +135,7 @@ describe('several server instances routing to each other', () => {
         arguments: { sessionId: onB, url: site.url('/index.html') },
       })) as CallToolResult;
       expect(nav.isError).toBeFalsy();
-      expect(nav.structuredContent).toMatchObject({ success: true, data: { result: { status: 200 } } });
+      expect(nav.structuredContent).toMatchObject({ status: 200, url: site.url('/index.html') });
       expect(nav._meta?.actionId).toEqual(expect.any(String));
 
       const read = (await client.callTool({ name: 'extract', arguments: { sessionId: onB } })) as CallToolResult;
@@ -144,13 +144,14 @@ describe('several server instances routing to each other', () => {
       // act, observe and screenshot too: every operation of the table is forwarded, not a hand-kept list.
       const observed = (await client.callTool({ name: 'observe', arguments: { sessionId: onB } })) as CallToolResult;
       expect(observed.isError).toBeFalsy();
-      expect((observed.structuredContent as { actions: unknown[] }).actions.length).toBeGreaterThan(0);
+      expect((observed.structuredContent as { refs: string[] }).refs.length).toBeGreaterThan(0);
       const acted = (await client.callTool({
         name: 'act',
         arguments: { sessionId: onB, action: { method: 'scroll', arguments: { direction: 'down' } } },
       })) as CallToolResult;
       expect(acted.isError).toBeFalsy();
-      expect(acted.structuredContent).toMatchObject({ success: true, action: { method: 'scroll' } });
+      expect(acted.structuredContent).toMatchObject({ success: true });
+      expect(acted.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^Scrolled/) });
       const shot = (await client.callTool({ name: 'screenshot', arguments: { sessionId: onB } })) as CallToolResult;
       expect(shot.isError).toBeFalsy();
       expect(shot.structuredContent).toMatchObject({ mimeType: 'image/png', width: expect.any(Number) });

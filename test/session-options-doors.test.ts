@@ -99,7 +99,7 @@ describe('session options through every door', () => {
       const sessionId = (start.structuredContent as { id: string }).id;
       await client.callTool({ name: 'navigate', arguments: { sessionId, url: probe } });
       const read = (await client.callTool({ name: 'extract', arguments: { sessionId } })) as CallToolResult;
-      const pageText = (read.structuredContent as { pageText: string }).pageText;
+      const pageText = (read.content[0] as { text: string }).text;
       fromMcp = { options: (start.structuredContent as { options: unknown }).options, page: decided(reported(pageText, 'PROBE')) };
       await client.callTool({ name: 'session_end', arguments: { sessionId } });
     } finally {

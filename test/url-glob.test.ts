@@ -110,7 +110,7 @@ describe('a blockUrls glob against long URLs, over stdio', () => {
       fixture.server.client.callTool({ name: 'navigate', arguments: { sessionId, url } }, undefined, { timeout: 90_000 });
     const passed = await navigate(fixture.site.url('/' + 'a'.repeat(2_000)));
     expect(passed.isError, JSON.stringify(passed.content)).toBeFalsy();
-    expect(passed.structuredContent).toMatchObject({ data: { result: { status: 404 } } });
+    expect(passed.structuredContent).toMatchObject({ status: 404 });
     expect(fixture.site.count('/aaaa')).toBe(1);
 
     const blocked = await navigate(fixture.site.url('/' + 'a'.repeat(2_000) + 'b'));

@@ -8,8 +8,7 @@ import { toNodeHandler, toWebRequest, type NodeMcpRequestHandler } from '@modelc
 import { toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { createMcpServer } from '../mcp/server.js';
-import { createModernMcpServer, type ToolRounds } from '../mcp/modern.js';
-import { Rounds } from '../mcp/rounds.js';
+import { ModernMcp } from '../mcp/modern.js';
 import { readJsonBody } from './body.js';
 import { cancelOnDrop } from './mcp-cancel.js';
 import { MemoryEventStore } from './event-store.js';
@@ -51,8 +50,8 @@ export class McpEndpoint {
   private readonly pending = new Map<string, number>();
   private readonly stopping?: AbortSignal;
   private readonly peers?: Peers;
-  /** Tool calls under 2026-07-28 that asked the client something and wait for its next call. */
-  private readonly rounds: ToolRounds = new Rounds();
+  /** The 2026-07-28 servers, and their tool calls that asked the client something and wait for its next call. */
+  private readonly modernMcp: ModernMcp;
   private readonly modern: McpHttpHandler;
   private readonly modernNode: NodeMcpRequestHandler;
 
@@ -65,10 +64,11 @@ export class McpEndpoint {
     this.stopping = options.stopping;
     this.peers = options.peers;
     const remote = this.peers ? remoteOperations(this.peers) : undefined;
-    this.modern = createMcpHandler(
-      ({ authInfo }) => createModernMcpServer(service, this.rounds, { owner: ownerOf(authInfo), stopping: this.stopping, remote }),
-      { legacy: 'reject', onerror: (err) => service.logger.debug({ err }, 'MCP 2026-07-28 request refused') },
-    );
+    const modernMcp = (this.modernMcp = new ModernMcp(service));
+    this.modern = createMcpHandler(({ authInfo }) => modernMcp.server({ owner: ownerOf(authInfo), stopping: this.stopping, remote }), {
+      legacy: 'reject',
+      onerror: (err) => service.logger.debug({ err }, 'MCP 2026-07-28 request refused'),
+    });
     this.modernNode = toNodeHandler(this.modern, { onerror: (err) => service.logger.error({ err }, 'MCP 2026-07-28 request failed') });
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(60_000, limits.idleTimeoutMs / 4)));
     this.sweeper.unref();
@@ -206,7 +206,7 @@ export class McpEndpoint {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    this.rounds.close();
+    this.modernMcp.close();
     await this.modern.close();
     const all = [...this.sessions.values()];
     this.sessions.clear();

@@ -12,6 +12,7 @@ import { ServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { VERSION } from '../version.js';
 import { urlElicitation, type ElicitationChannel } from './elicitation.js';
+import { serveModernAppResources } from './app.js';
 import { errorResult } from './result.js';
 import { Round, Rounds, type InputAsk } from './rounds.js';
 import { SAMPLING_TIMEOUT_MS, samplingFallback, type SamplingCall, type SamplingResult } from './sampling.js';
@@ -30,19 +31,38 @@ import {
 export const MODERN_REVISIONS = ['2026-07-28'];
 
 type LegacyResult = Awaited<ReturnType<typeof callTool>>;
-/** The rounds of one server (HTTP endpoint or stdio connection). */
-export type ToolRounds = Rounds<LegacyResult>;
+type ToolRounds = Rounds<LegacyResult>;
+
+/**
+ * The MCP 2026-07-28 side of one door (the HTTP endpoint, or a stdio connection): a fresh SDK 2.x server per request
+ * (HTTP) or per connection (stdio), and the rounds of the calls waiting on their client, which outlive both.
+ */
+export class ModernMcp {
+  private readonly rounds: ToolRounds = new Rounds();
+
+  constructor(private readonly service: BrowserService) {}
+
+  /** The server for a request (or connection) of `options.owner`. */
+  server(options: McpServerOptions): Server {
+    return createModernMcpServer(this.service, this.rounds, options);
+  }
+
+  close(): void {
+    this.rounds.close();
+  }
+}
 
 /**
  * The tools for an MCP 2026-07-28 client: the same operation table and tool calls as the 2025-11-25 server
  * (mcp/server.ts), on the 2.x SDK's `Server`. What the client is asked for (its model, a person) comes back as
  * `input_required`, and the call goes on in a round (mcp/rounds.ts) until the client calls the tool again.
  */
-export function createModernMcpServer(service: BrowserService, rounds: ToolRounds, options: McpServerOptions): Server {
+function createModernMcpServer(service: BrowserService, rounds: ToolRounds, options: McpServerOptions): Server {
   const server = new Server(
     { name: 'browser-session-mcp', title: 'Browser sessions', version: VERSION },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS, supportedProtocolVersions: MODERN_REVISIONS },
   );
+  serveModernAppResources(server, service);
   server.setRequestHandler('tools/list', () => ({ tools: listedTools(service.config) as never }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = toolsByName.get(request.params.name);

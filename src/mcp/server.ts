@@ -23,6 +23,7 @@ import { errorResult, operationResult } from './result.js';
 import { pushedSampling, samplingFallback } from './sampling.js';
 import { pushedElicitation, urlElicitation } from './elicitation.js';
 import { buildTools, pickOperation, type McpTool } from './tools.js';
+import { serveAppResources } from './app.js';
 
 export const INSTRUCTIONS =
   'Drive real browsers. Call session_start to get a sessionId, navigate to open pages, extract to read them (no arguments: the page as text with element refs), agent_execute for multi-step tasks, and session_end when done. ' +
@@ -85,6 +86,8 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(service.config) }));
+  // The live view as an MCP App: the ui:// resource that live_view and agent_execute name (mcp/app.ts).
+  serveAppResources(server, service);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = toolsByName.get(request.params.name);
     if (!tool)
@@ -137,7 +140,8 @@ export async function callTool(tool: McpTool, args: Record<string, unknown>, cal
     );
   const parsed = mcpInput(operation).safeParse(picked.args);
   if (!parsed.success) return errorResult(invalidArgument(parsed.error, `arguments for ${operation.name}`));
-  const { sessionId, ...input } = parsed.data as Record<string, unknown> & { sessionId?: string };
+  // streamResponse is the door's to act on (progressSender), not the operation's.
+  const { sessionId, streamResponse: _streamResponse, ...input } = parsed.data as Record<string, unknown> & { sessionId?: string };
   try {
     const local = () =>
       operation.run(input, {

@@ -5,8 +5,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_ACT_INPUT_BYTES } from '../core/act/index.js';
 import type { BrowserService } from '../core/service.js';
 import { LOCAL_OWNER } from '../door.js';
-import { createModernMcpServer, type ToolRounds } from './modern.js';
-import { Rounds } from './rounds.js';
+import { ModernMcp } from './modern.js';
 import { createMcpServer } from './server.js';
 import { LineStdioServerTransport } from './stdio-transport.js';
 
@@ -26,8 +25,8 @@ export async function serveStdio(service: BrowserService, options: { onClose: ()
   });
   const replay = new ReplayTransport(transport, first);
   if (isModern(first)) {
-    const rounds: ToolRounds = new Rounds();
-    serveModernStdio(() => createModernMcpServer(service, rounds, { owner: LOCAL_OWNER }), {
+    const modern = new ModernMcp(service);
+    serveModernStdio(() => modern.server({ owner: LOCAL_OWNER }), {
       transport: replay as never,
       legacy: 'reject',
       onerror: (err) => service.logger.debug({ err }, 'MCP stdio error'),

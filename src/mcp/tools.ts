@@ -9,7 +9,8 @@ import {
   type ListingConfig,
 } from '../core/operations/index.js';
 import { toJsonSchema } from '../core/validation.js';
-import { answerForm } from '../door.js';
+import { appToolMeta } from './app.js';
+import { structuredSchema } from './result.js';
 
 /**
  * The MCP tools, generated from the operation table: one tool per operation, except operations folded into another
@@ -58,8 +59,10 @@ function listing([host, ...folded]: AnyOperation[], config: ListingConfig | unde
     input = hostInput.extend({ ...extra, operation: z.enum(names).optional() });
     description += folded.map((operation) => ` operation=${operation.name}: ${operation.description}`).join('');
   }
-  const outputs = [host!, ...folded].map((operation) => toJsonSchema(answerForm(operation).structuredSchema(operation), 'output'));
+  // Slimmed as the input is: the full tools/list travels on every session, and the keywords left out bound nothing.
+  const outputs = [host!, ...folded].map((operation) => slim(toJsonSchema(structuredSchema(operation), 'output')));
   const annotations = [host!, ...folded].map(annotationsOf);
+  const appMeta = appToolMeta(host!.name);
   return {
     name: host!.name,
     title: host!.title,
@@ -73,6 +76,8 @@ function listing([host, ...folded]: AnyOperation[], config: ListingConfig | unde
       idempotentHint: annotations.every((a) => a.idempotentHint),
       openWorldHint: annotations.some((a) => a.openWorldHint),
     },
+    // MCP Apps: the tool's result is shown in the live view app (mcp/app.ts).
+    ...(appMeta ? { _meta: appMeta } : {}),
   };
 }
 

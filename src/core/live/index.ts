@@ -172,11 +172,18 @@ export class LiveViews {
     return hub;
   }
 
-  private async url(claims: LiveClaims): Promise<string> {
+  /**
+   * The base of every link (the public URL when set, else where the pages are served), without a trailing slash; in
+   * stdio mode it opens the listener, as the first link does.
+   */
+  async base(): Promise<string> {
     if (!this.server)
       throw new ServiceError('not_implemented', 'Live view is not served by this server (no HTTP server or loopback listener).');
     const served = await this.server();
-    const base = (this.options.publicUrl ?? served).replace(/\/+$/, '');
-    return `${base}/live/${encodeURIComponent(claims.sessionId)}?token=${this.tokens.issue(claims)}`;
+    return (this.options.publicUrl ?? served).replace(/\/+$/, '');
+  }
+
+  private async url(claims: LiveClaims): Promise<string> {
+    return `${await this.base()}/live/${encodeURIComponent(claims.sessionId)}?token=${this.tokens.issue(claims)}`;
   }
 }

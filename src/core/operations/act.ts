@@ -10,9 +10,36 @@ import {
   ObserveRequest,
   ObserveResult,
 } from '../act/index.js';
-import { defineSessionOperation, produced } from './define.js';
+import { z } from 'zod';
+import type { OperationOutcome } from '../outcome.js';
+import { defineSessionOperation, produced, READING } from './define.js';
 
 export { actResultText };
+
+/** observe's MCP structuredContent: the refs found; their methods and descriptions are the text's lines. */
+const ObserveFacts = z
+  .object({ refs: z.array(z.string()).describe('In the order of the text lines.') })
+  .describe(
+    "The refs found. Each one's method, arguments and description are the text content's lines (hand those to the model); REST and the library answer them as objects.",
+  );
+
+/** act's MCP structuredContent: what the action did; the change itself stays in the text. */
+const ActFacts = z
+  .object({
+    success: z.boolean(),
+    pageChanged: z.boolean(),
+    navigated: z.boolean(),
+    ref: z.string().optional().describe("The element acted on (the last action's)."),
+    url: z.string().optional().describe('With title, when the text says where the page is: a new page, another URL or title.'),
+    title: z.string().optional(),
+    failed: z
+      .object({ step: z.number().int(), code: z.string() })
+      .optional()
+      .describe('With actions: the one that failed (1-based) and its error code.'),
+  })
+  .describe(
+    'What the action did. The page change (or the new page) is the text content: hand that to the model. REST and the library answer the whole result.',
+  );
 
 export const observeOperation = defineSessionOperation({
   name: 'observe',
@@ -28,7 +55,11 @@ export const observeOperation = defineSessionOperation({
   example: {},
   rest: { method: 'POST', path: '/v1/sessions/{id}/observe', operationId: 'SessionObserve' },
   text: observeResultText,
-  work: async (session, input, { service, ctx }) => produced(await observe(session, input, service.config, ctx)),
+  structured: { output: ObserveFacts, of: (result) => ({ refs: result.actions.map((action) => action.ref) }) },
+  work: async (session, input, { service, ctx }) => {
+    ctx.progress?.(READING);
+    return produced(await observe(session, input, service.config, ctx));
+  },
 });
 
 export const actOperation = defineSessionOperation({
@@ -51,10 +82,24 @@ export const actOperation = defineSessionOperation({
   example: { action: { method: 'wait', arguments: { ms: 1 } } },
   rest: { method: 'POST', path: '/v1/sessions/{id}/act', operationId: 'SessionAct', bodyLimit: MAX_ACT_INPUT_BYTES },
   text: actResultText,
+  structured: { output: ActFacts, of: actFacts },
   variables: (input) => input.variables,
   mcp: { listedInput: () => ActListedRequest },
   work: async (session, input, { service, ctx }) => produced(await act(session, input, service.config, ctx)),
 });
+
+/** What of the act result a program needs beside the text: the outcome, the ref, where the page is when the text says it. */
+function actFacts(result: ActResult, { location }: OperationOutcome<unknown>): Record<string, unknown> {
+  const where = location || result.pageText !== undefined;
+  return {
+    success: result.success,
+    pageChanged: result.pageChanged,
+    navigated: result.navigated,
+    ...(result.action.ref !== undefined ? { ref: result.action.ref } : {}),
+    ...(where ? { url: result.url, ...(result.title ? { title: result.title } : {}) } : {}),
+    ...(result.failed ? { failed: { step: result.failed.step, code: result.failed.code } } : {}),
+  };
+}
 
 /** Observe results one per line, `[ref] method: description`, the way the page text shows refs. */
 export function observeResultText(result: ObserveResult): string {

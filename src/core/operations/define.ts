@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../errors.js';
 import type { PageLocation } from '../location.js';
-import type { OperationContext } from '../operation.js';
+import type { OperationContext, ProgressEvent } from '../operation.js';
 import type { OperationOutcome } from '../outcome.js';
 import type { BrowserService, Produced, SessionWork, WorkCall } from '../service.js';
 import type { Session } from '../sessions.js';
@@ -99,11 +99,14 @@ export interface OperationDefinition<
   /**
    * How the result is answered. `outcome` (default): the result with its metadata {actionId, usage?, pageEvents,
    * wrapped?}. `plain`: session management, the result alone (REST `data`, MCP structuredContent). `envelope`: the
-   * service interface's `{success, data: {result, actionId}}` as MCP structuredContent and library answer (navigate).
+   * service interface's `{success, data: {result, actionId}}` as the library's answer (navigate).
    * `body`: REST answers the result itself as its body (`{success: true}`).
    */
   answer?: 'outcome' | 'plain' | 'envelope' | 'body';
-  /** Reports progress while it runs: MCP progress notifications, REST Server-Sent Events on request. */
+  /**
+   * Reports progress while it runs: MCP progress notifications (log messages on `streamResponse: true` without a
+   * progressToken), REST Server-Sent Events on request; both doors take `streamResponse`.
+   */
   streams?: boolean;
   /** Set for operations answering bytes; `run` then resolves to a BinaryResult whose `info` is the `output`. */
   binary?: BinaryAnswer<z.infer<O>>;
@@ -114,7 +117,19 @@ export interface OperationDefinition<
   example?: Record<string, unknown>;
   /** Text content for clients that do not read structuredContent; default the JSON of the result. */
   text?(result: z.infer<O>, outcome: OperationOutcome<unknown>): string | undefined;
+  /**
+   * MCP structuredContent where it is not the result (the default): the facts a program needs beside the text
+   * (where the page is, what the call did), never a second copy of the page text that the text content carries.
+   * `output` is its schema (tools/list outputSchema). REST and the library still answer the whole result.
+   */
+  structured?: StructuredFacts<z.infer<O>>;
   run(input: z.infer<I>, call: OperationCall): Promise<OperationOutcome<R>>;
+}
+
+/** An operation's MCP structuredContent, when it is not the result itself: its schema, and how it is read off the result. */
+export interface StructuredFacts<T> {
+  output: z.ZodType;
+  of(result: T, outcome: OperationOutcome<unknown>): Record<string, unknown>;
 }
 
 export type AnyOperation = OperationDefinition<z.ZodObject, z.ZodType, unknown>;
@@ -181,6 +196,9 @@ export function defineSessionOperation<I extends z.ZodObject, O extends z.ZodTyp
   return defined;
 }
 
+/** The progress a read of the page reports as it starts (observe, extract): a streamed call hears from it before its answer. */
+export const READING: ProgressEvent = { message: 'reading the page', data: { stage: 'reading' } };
+
 /** A result that carries the usage and the page's location hands them to the outcome, where every door reports them. */
 export function produced<T extends { usage?: Usage; location?: PageLocation }>({
   usage,
@@ -199,9 +217,14 @@ export function callInput(operation: AnyOperation, own: z.ZodObject = operation.
   return own.extend({ sessionId: SessionIdField });
 }
 
-/** The input the MCP door validates: `callInput` with the operation's MCP-only defaults (`own`: as listed instead). */
+/**
+ * The input the MCP door validates: `callInput` with the operation's MCP-only defaults (`own`: as listed instead), and
+ * `streamResponse` on every operation that streams, as REST takes it (progress as log messages without a progressToken).
+ */
 export function mcpInput(operation: AnyOperation, own: z.ZodObject = operation.input): z.ZodObject {
-  const input = callInput(operation, own);
+  const called = callInput(operation, own);
+  const input =
+    operation.streams && !('streamResponse' in called.shape) ? called.extend({ streamResponse: z.boolean().optional() }) : called;
   const defaults = operation.mcp?.defaults;
   if (!defaults) return input;
   const shape: Record<string, z.ZodType> = {};
@@ -213,9 +236,14 @@ export function mcpInput(operation: AnyOperation, own: z.ZodObject = operation.i
   return input.extend(shape);
 }
 
-/** The input tools/list shows on a server with this config: `mcpInput`, as `mcp.listedInput` lists it. */
+/**
+ * The input tools/list shows on a server with this config: `mcpInput`, as `mcp.listedInput` lists it. Without
+ * `streamResponse`: streaming is the client program's choice (a progressToken), not its model's, and a field listed
+ * on every streaming tool costs tokens on every turn.
+ */
 export function listedInput(operation: AnyOperation, config?: ListingConfig): z.ZodObject {
-  return mcpInput(operation, operation.mcp?.listedInput?.(config) ?? operation.input);
+  const input = mcpInput(operation, operation.mcp?.listedInput?.(config) ?? operation.input);
+  return 'streamResponse' in input.shape ? input.omit({ streamResponse: true }) : input;
 }
 
 export function needsSession(operation: AnyOperation): boolean {

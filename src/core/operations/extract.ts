@@ -3,7 +3,7 @@ import { wrapResult } from '../extract-schema.js';
 import type { PageTextPart } from '../extract-parts.js';
 import type { PageLocation } from '../location.js';
 import type { OperationOutcome } from '../outcome.js';
-import { defineSessionOperation } from './define.js';
+import { defineSessionOperation, READING } from './define.js';
 
 /** MCP clients drop big results (Claude Code: over 25,000 tokens), so page text over MCP comes in parts of at most this. */
 export const MCP_PAGE_TEXT_MAX_TOKENS = 20_000;
@@ -29,7 +29,16 @@ export const extractOperation = defineSessionOperation({
   rest: { method: 'POST', path: '/v1/sessions/{id}/extract', operationId: 'SessionExtract' },
   mcp: { defaults: { maxTokens: MCP_PAGE_TEXT_MAX_TOKENS } },
   text: extractionText,
+  structured: {
+    output: ExtractResult.describe(
+      'No instruction or schema: {nextCursor?, remainingTokens?} (where the page text continues; url and title when the page ' +
+        'changed), the page text itself being the text content (hand that to the model). Instruction alone: {extraction}. ' +
+        'schema: the data, valid against it ({value} when wrapped).',
+    ),
+    of: extractFacts,
+  },
   work: async (session, input, { service, ctx }) => {
+    ctx.progress?.(READING);
     const extracted = await extract(session, input, service.config, ctx);
     // Results are objects on every door; the library unwraps `{value}` again by `wrapped`.
     return { ...extracted, result: wrapResult(extracted.result, extracted.wrapped) };
@@ -40,6 +49,17 @@ export const extractOperation = defineSessionOperation({
 function extractionText(structured: Record<string, unknown>, { location }: OperationOutcome<unknown>): string | undefined {
   const text = pageOrExtractionText(structured);
   return location && text !== undefined ? `${locationLine(location)}\n${text}` : text;
+}
+
+/** The fields of the page text form (no instruction, no schema), read without a model. */
+const PAGE_TEXT_FIELDS = ['pageText', 'nextCursor', 'remainingTokens'];
+
+/** Extracted data as it is; of the page text form, where it continues and where the page is, not the text again. */
+function extractFacts(result: Record<string, unknown>, { usage, location }: OperationOutcome<unknown>): Record<string, unknown> {
+  const pageTextForm = !usage && typeof result.pageText === 'string' && Object.keys(result).every((key) => PAGE_TEXT_FIELDS.includes(key));
+  if (!pageTextForm) return result;
+  const { pageText: _shownInText, ...continuation } = result;
+  return { ...continuation, ...(location ? { url: location.url, ...(location.title ? { title: location.title } : {}) } : {}) };
 }
 
 /** A part of the page text, with where the rest is when there is more. */
