@@ -7,7 +7,7 @@ import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler }
 import { toNodeHandler, toWebRequest, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
-import { createMcpServer } from '../mcp/server.js';
+import { createMcpServer, TaskBook } from '../mcp/server.js';
 import { ModernMcp } from '../mcp/modern.js';
 import { readJsonBody } from './body.js';
 import { cancelOnDrop } from './mcp-cancel.js';
@@ -52,6 +52,8 @@ export class McpEndpoint {
   private readonly peers?: Peers;
   /** The 2026-07-28 servers, and their tool calls that asked the client something and wait for its next call. */
   private readonly modernMcp: ModernMcp;
+  /** Tool calls run as tasks, under either revision: a key finds its tasks from any MCP session or request. */
+  private readonly tasks = new TaskBook();
   private readonly modern: McpHttpHandler;
   private readonly modernNode: NodeMcpRequestHandler;
 
@@ -65,10 +67,13 @@ export class McpEndpoint {
     this.peers = options.peers;
     const remote = this.peers ? remoteOperations(this.peers) : undefined;
     const modernMcp = (this.modernMcp = new ModernMcp(service));
-    this.modern = createMcpHandler(({ authInfo }) => modernMcp.server({ owner: ownerOf(authInfo), stopping: this.stopping, remote }), {
-      legacy: 'reject',
-      onerror: (err) => service.logger.debug({ err }, 'MCP 2026-07-28 request refused'),
-    });
+    this.modern = createMcpHandler(
+      ({ authInfo }) => modernMcp.server({ owner: ownerOf(authInfo), stopping: this.stopping, remote, tasks: this.tasks }),
+      {
+        legacy: 'reject',
+        onerror: (err) => service.logger.debug({ err }, 'MCP 2026-07-28 request refused'),
+      },
+    );
     this.modernNode = toNodeHandler(this.modern, { onerror: (err) => service.logger.error({ err }, 'MCP 2026-07-28 request failed') });
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(60_000, limits.idleTimeoutMs / 4)));
     this.sweeper.unref();
@@ -172,6 +177,7 @@ export class McpEndpoint {
 
   private async open(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
     const server = createMcpServer(this.service, {
+      tasks: this.tasks,
       owner,
       stopping: this.stopping,
       remote: this.peers ? remoteOperations(this.peers) : undefined,
@@ -207,6 +213,7 @@ export class McpEndpoint {
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.modernMcp.close();
+    this.tasks.close();
     await this.modern.close();
     const all = [...this.sessions.values()];
     this.sessions.clear();

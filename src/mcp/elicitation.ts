@@ -14,14 +14,22 @@ export interface ElicitationChannel {
   complete?(elicitationId: string): Promise<void>;
 }
 
-/** A 2025-11-25 tool call's elicitation: elicitation/create sent on the tools/call request's stream. */
-export function pushedElicitation(server: Server, relatedRequestId: RequestId): ElicitationChannel {
+/**
+ * A 2025-11-25 tool call's elicitation: elicitation/create sent on the tools/call request's stream, or, for a call run
+ * as a task, queued for the client's tasks/result.
+ */
+export function pushedElicitation(
+  server: Server,
+  relatedRequestId: RequestId | undefined,
+  relatedTask?: { taskId: string },
+): ElicitationChannel {
+  const related = { ...(relatedRequestId === undefined ? {} : { relatedRequestId }), relatedTask };
   return {
     get supportsUrl() {
       return Boolean(server.getClientCapabilities()?.elicitation?.url);
     },
-    elicit: (params, timeout) => server.elicitInput(params, { relatedRequestId, timeout }),
-    complete: (elicitationId) => server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId })(),
+    elicit: (params, timeout) => server.elicitInput(params, { ...related, timeout }),
+    complete: (elicitationId) => server.createElicitationCompletionNotifier(elicitationId, related)(),
   };
 }
 

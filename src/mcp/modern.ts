@@ -8,6 +8,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { ServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { VERSION } from '../version.js';
@@ -15,6 +16,7 @@ import { urlElicitation, type ElicitationChannel } from './elicitation.js';
 import { serveModernAppResources } from './app.js';
 import { errorResult } from './result.js';
 import { Round, Rounds, type InputAsk } from './rounds.js';
+import { TASK_TOOLS, TASK_TTL_MS, type TaskBook, type TaskEntry } from './tasks.js';
 import { SAMPLING_TIMEOUT_MS, samplingFallback, type SamplingCall, type SamplingResult } from './sampling.js';
 import {
   INSTRUCTIONS,
@@ -26,6 +28,9 @@ import {
   type Notify,
   type ToolCall,
 } from './server.js';
+
+/** The Tasks extension (SEP-2663), which a client names in its per-request capabilities. */
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** The MCP revisions served by the 2.x SDK's per-request server (stateless HTTP, and stdio opened with server/discover). */
 export const MODERN_REVISIONS = ['2026-07-28'];
@@ -58,11 +63,17 @@ export class ModernMcp {
  * `input_required`, and the call goes on in a round (mcp/rounds.ts) until the client calls the tool again.
  */
 function createModernMcpServer(service: BrowserService, rounds: ToolRounds, options: McpServerOptions): Server {
+  const tasks = options.tasks;
   const server = new Server(
     { name: 'browser-session-mcp', title: 'Browser sessions', version: VERSION },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS, supportedProtocolVersions: MODERN_REVISIONS },
+    {
+      capabilities: { tools: {}, ...(tasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) },
+      instructions: INSTRUCTIONS,
+      supportedProtocolVersions: MODERN_REVISIONS,
+    },
   );
   serveModernAppResources(server, service);
+  if (tasks) serveTasks(server, tasks, options.owner);
   server.setRequestHandler('tools/list', () => ({ tools: listedTools(service.config) as never }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = toolsByName.get(request.params.name);
@@ -76,6 +87,19 @@ function createModernMcpServer(service: BrowserService, rounds: ToolRounds, opti
         return errorResult(err as ServiceError) as CallToolResult;
       }
       round.answer(ctx.mcpReq.inputResponses);
+    } else if (tasks && TASK_TOOLS.has(tool.name) && clientCapabilities(ctx)?.extensions?.[TASKS_EXTENSION]) {
+      // The client takes tasks: the call answers a handle at once, and the work goes on in the task (serveTasks).
+      let entry: TaskEntry;
+      try {
+        entry = tasks.create(options.owner, tool.name);
+      } catch (err) {
+        return errorResult(err as ServiceError) as CallToolResult;
+      }
+      tasks.start(entry, (started) =>
+        callTool(tool, request.params.arguments ?? {}, toolCall(service, options, started, ctx, request.params.arguments, false)),
+      );
+      const { result: _result, inputRequests: _asks, ...task } = tasks.modernTask(entry);
+      return { ...task, resultType: 'task' } as never;
     } else {
       round = new Round<LegacyResult>(options.owner, tool.name).start((started) =>
         callTool(tool, request.params.arguments ?? {}, toolCall(service, options, started, ctx, request.params.arguments)),
@@ -96,17 +120,49 @@ function createModernMcpServer(service: BrowserService, rounds: ToolRounds, opti
   return server;
 }
 
-/** A tool call run in a round: cancelled with the round (the client cancelled or dropped), or by the shutdown. */
+/**
+ * The Tasks extension's methods, for the owner's tasks (mcp/tasks.ts): tasks/get answers the status, the questions
+ * open (`input_required`) or the result; tasks/update answers the questions; tasks/cancel stops the work.
+ */
+function serveTasks(server: Server, tasks: TaskBook, owner: string): void {
+  const find = (taskId: string): TaskEntry => {
+    const entry = tasks.get(owner, taskId);
+    if (!entry)
+      throw new ProtocolError(INVALID_PARAMS, `Task not found: ${taskId}. A task is kept ${TASK_TTL_MS / 60_000} minutes at most.`);
+    return entry;
+  };
+  const byId = z.looseObject({ taskId: z.string() });
+  server.setRequestHandler('tasks/get', { params: byId }, (params) => tasks.modernTask(find(params.taskId)) as never);
+  // The SDK lifts inputResponses out of the params, as for a tools/call retried with its answers.
+  server.setRequestHandler('tasks/update', { params: byId }, (params, ctx) => {
+    find(params.taskId).round.answer(ctx.mcpReq.inputResponses);
+    return {} as never;
+  });
+  server.setRequestHandler('tasks/cancel', { params: byId }, (params) => {
+    tasks.update(find(params.taskId), 'cancelled', 'The client cancelled the task.');
+    return {} as never;
+  });
+}
+
+function clientCapabilities(ctx: ServerContext): (ClientCapabilities & { extensions?: Record<string, unknown> }) | undefined {
+  return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+    (ClientCapabilities & { extensions?: Record<string, unknown> }) | undefined;
+}
+
+/**
+ * A tool call run in a round: cancelled with the round (the client cancelled or dropped, or the task was cancelled), or
+ * by the shutdown. `progress`: false for a task, whose call has been answered already.
+ */
 function toolCall(
   service: BrowserService,
   options: McpServerOptions,
   round: Round<LegacyResult>,
   ctx: ServerContext,
   args: Record<string, unknown> | undefined,
+  progress = true,
 ): ToolCall {
   const signal = options.stopping ? AbortSignal.any([round.controller.signal, options.stopping]) : round.controller.signal;
-  const capabilities = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
-    ClientCapabilities | undefined;
+  const capabilities = clientCapabilities(ctx);
   const sent: Array<Promise<unknown>> = [];
   // Progress goes on the stream of the call that started the round; after an input_required it has ended and later
   // progress is dropped.
@@ -136,7 +192,7 @@ function toolCall(
     service,
     owner: options.owner,
     signal,
-    progress: progressSender(ctx.mcpReq._meta?.progressToken, notify, args, sent),
+    progress: progress ? progressSender(ctx.mcpReq._meta?.progressToken, notify, args, sent) : undefined,
     modelFallback: samplingFallback(sampling),
     askHuman: urlElicitation(elicitation),
     headers: headersOf(ctx.http?.req),

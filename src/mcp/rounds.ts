@@ -50,14 +50,28 @@ export class Round<R> {
     readonly tool: string,
   ) {}
 
+  /** The work's result, once it has ended (the work answers its errors as results: it never rejects). */
+  done: Promise<R> = new Promise(() => undefined);
+
   /** Runs the work; its asks and its end wake the call that waits. */
   start(work: (round: Round<R>) => Promise<R>): this {
-    void work(this).then((value) => {
+    this.done = work(this).then((value) => {
       this.result = { value };
       this.open.clear();
       this.wake?.();
+      return value;
     });
     return this;
+  }
+
+  /** The questions open now, by key (a task's status shows them without waiting). */
+  openAsks(): Record<string, InputAsk> {
+    return Object.fromEntries([...this.open].map(([key, open]) => [key, open.ask]));
+  }
+
+  /** The result, when the work has ended. */
+  get value(): R | undefined {
+    return this.result?.value;
   }
 
   get finished(): boolean {
@@ -106,7 +120,7 @@ export class Round<R> {
       signal.removeEventListener('abort', onAbort);
     }
     if (this.result) return { done: this.result.value };
-    return { asks: Object.fromEntries([...this.open].map(([key, open]) => [key, open.ask])), requestState: this.id };
+    return { asks: this.openAsks(), requestState: this.id };
   }
 
   /** Stops the work: its open questions fail, and the work sees the abort. */

@@ -51,13 +51,22 @@ export interface SamplingCall {
   signal: AbortSignal;
 }
 
-/** A 2025-11-25 tool call's sampling: sampling/createMessage sent by the server on the tools/call request's stream. */
-export function pushedSampling(server: Server, requestId: RequestId, signal: AbortSignal): SamplingCall {
+/**
+ * A 2025-11-25 tool call's sampling: sampling/createMessage sent by the server on the tools/call request's stream, or,
+ * for a call run as a task, queued for the client's tasks/result.
+ */
+export function pushedSampling(
+  server: Server,
+  requestId: RequestId | undefined,
+  signal: AbortSignal,
+  relatedTask?: { taskId: string },
+): SamplingCall {
   return {
     get capabilities() {
       return server.getClientCapabilities();
     },
-    createMessage: (params, options) => server.createMessage(params, { relatedRequestId: requestId, ...options }),
+    createMessage: (params, options) =>
+      server.createMessage(params, { ...(requestId === undefined ? {} : { relatedRequestId: requestId }), relatedTask, ...options }),
     signal,
   };
 }

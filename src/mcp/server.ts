@@ -1,4 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { InMemoryTaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import {
   CallToolRequestSchema,
   isJSONRPCErrorResponse,
@@ -24,6 +25,10 @@ import { pushedSampling, samplingFallback } from './sampling.js';
 import { pushedElicitation, urlElicitation } from './elicitation.js';
 import { buildTools, pickOperation, type McpTool } from './tools.js';
 import { serveAppResources } from './app.js';
+import { TASK_TOOLS, type TaskBook } from './tasks.js';
+
+/** For the doors hosting this server: the place its tasks are kept, shared by a key's connections. */
+export { TaskBook } from './tasks.js';
 
 export const INSTRUCTIONS =
   'Drive real browsers. Call session_start to get a sessionId, navigate to open pages, extract to read them (no arguments: the page as text with element refs), agent_execute for multi-step tasks, and session_end when done. ' +
@@ -39,6 +44,8 @@ export interface McpServerOptions {
   remote?: RemoteOperations;
   /** Fires when the server shuts down: running tool calls stop and answer a `browser_unavailable` error. */
   stopping?: AbortSignal;
+  /** Where tool calls run as tasks are kept, for the key's every connection; without it, no tasks are offered. */
+  tasks?: TaskBook;
 }
 
 const TOOLS = buildTools();
@@ -80,9 +87,16 @@ class McpServer extends Server {
 
 /** One MCP server per client connection; its tools are generated from the operation table (mcp/tools.ts). */
 export function createMcpServer(service: BrowserService, options: McpServerOptions): Server {
+  const { tasks, owner } = options;
   const server = new McpServer(
     { name: 'browser-session-mcp', title: 'Browser sessions', version: VERSION },
-    { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: {}, logging: {}, ...(tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}) },
+      instructions: INSTRUCTIONS,
+      // The protocol's experimental tasks (tasks/get, tasks/result, tasks/list, tasks/cancel), kept per key (mcp/tasks.ts);
+      // what a task asks the client waits in the queue for its tasks/result.
+      ...(tasks ? { taskStore: tasks.forOwner(owner), taskMessageQueue: new InMemoryTaskMessageQueue() } : {}),
+    },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(service.config) }));
@@ -93,10 +107,29 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
     if (!tool)
       throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
     const sent: Array<Promise<unknown>> = [];
+    const task = request.params.task;
+    if (task && tasks && extra.taskStore && TASK_TOOLS.has(tool.name)) {
+      const created = await extra.taskStore.createTask({ ttl: task.ttl });
+      const entry = tasks.get(owner, created.taskId)!;
+      const signal = options.stopping ? AbortSignal.any([entry.round.controller.signal, options.stopping]) : entry.round.controller.signal;
+      const relatedTask = { taskId: created.taskId };
+      tasks.start(entry, () =>
+        callTool(tool, request.params.arguments ?? {}, {
+          service,
+          owner,
+          signal,
+          modelFallback: samplingFallback(pushedSampling(server, undefined, signal, relatedTask)),
+          askHuman: urlElicitation(pushedElicitation(server, undefined, relatedTask)),
+          headers: extra.requestInfo?.headers,
+          remote: options.remote,
+        }),
+      );
+      return { task: created };
+    }
     const signal = options.stopping ? AbortSignal.any([extra.signal, options.stopping]) : extra.signal;
     const call: ToolCall = {
       service,
-      owner: options.owner,
+      owner,
       signal,
       progress: progressSender(
         extra._meta?.progressToken,

@@ -6,6 +6,7 @@ import { MAX_ACT_INPUT_BYTES } from '../core/act/index.js';
 import type { BrowserService } from '../core/service.js';
 import { LOCAL_OWNER } from '../door.js';
 import { ModernMcp } from './modern.js';
+import { TaskBook } from './tasks.js';
 import { createMcpServer } from './server.js';
 import { LineStdioServerTransport } from './stdio-transport.js';
 
@@ -24,9 +25,10 @@ export async function serveStdio(service: BrowserService, options: { onClose: ()
     void transport.start();
   });
   const replay = new ReplayTransport(transport, first);
+  const tasks = new TaskBook();
   if (isModern(first)) {
     const modern = new ModernMcp(service);
-    serveModernStdio(() => modern.server({ owner: LOCAL_OWNER }), {
+    serveModernStdio(() => modern.server({ owner: LOCAL_OWNER, tasks }), {
       transport: replay as never,
       legacy: 'reject',
       onerror: (err) => service.logger.debug({ err }, 'MCP stdio error'),
@@ -34,7 +36,7 @@ export async function serveStdio(service: BrowserService, options: { onClose: ()
     service.logger.info('MCP server ready on stdio (2026-07-28)');
     return;
   }
-  const server = createMcpServer(service, { owner: LOCAL_OWNER });
+  const server = createMcpServer(service, { owner: LOCAL_OWNER, tasks });
   server.onclose = options.onClose;
   await server.connect(replay);
   service.logger.info('MCP server ready on stdio');

@@ -10,6 +10,7 @@ import {
 } from '../core/operations/index.js';
 import { toJsonSchema } from '../core/validation.js';
 import { appToolMeta } from './app.js';
+import { TASK_TOOLS } from './tasks.js';
 import { structuredSchema } from './result.js';
 
 /**
@@ -78,6 +79,8 @@ function listing([host, ...folded]: AnyOperation[], config: ListingConfig | unde
     },
     // MCP Apps: the tool's result is shown in the live view app (mcp/app.ts).
     ...(appMeta ? { _meta: appMeta } : {}),
+    // A client may run it as a task (mcp/tasks.ts): 2025-11-25's experimental tasks read this.
+    ...(TASK_TOOLS.has(host!.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
   };
 }
 
