@@ -18,13 +18,22 @@ import { LineStdioServerTransport } from './stdio-transport.js';
 export async function serveStdio(service: BrowserService, options: { onClose: () => void }): Promise<void> {
   // Room for act's largest upload; a larger message is answered with an error and the connection stays open.
   const transport = new LineStdioServerTransport(process.stdin, process.stdout, MAX_ACT_INPUT_BYTES + 64 * 1024);
-  process.stdin.on('end', options.onClose);
-  process.stdin.on('close', options.onClose);
+  // A client may write several messages at once: all that arrive before the server is connected are kept, in order.
+  const early: JSONRPCMessage[] = [];
   const first = await new Promise<JSONRPCMessage>((resolve) => {
-    transport.onmessage = resolve;
+    transport.onmessage = (message) => {
+      early.push(message);
+      resolve(early[0]!);
+    };
     void transport.start();
   });
-  const replay = new ReplayTransport(transport, first);
+  // The end of stdin closes the server once the messages before it have been handed over (a client may write its
+  // requests and close at once); the same check as before for a client that already went.
+  const replay = new ReplayTransport(transport, early, () => {
+    if (process.stdin.readableEnded) return options.onClose();
+    process.stdin.on('end', options.onClose);
+    process.stdin.on('close', options.onClose);
+  });
   const tasks = new TaskBook();
   if (isModern(first)) {
     const modern = new ModernMcp(service);
@@ -47,7 +56,10 @@ function isModern(message: JSONRPCMessage): boolean {
   return typeof meta?.[PROTOCOL_VERSION_META_KEY] === 'string';
 }
 
-/** A started transport handed to the server its first message chose, with that message delivered first. */
+/**
+ * A started transport handed to the server its first message chose, with the messages kept meanwhile delivered first;
+ * `replayed` runs once they have been.
+ */
 class ReplayTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -55,15 +67,21 @@ class ReplayTransport implements Transport {
 
   constructor(
     private readonly inner: LineStdioServerTransport,
-    private readonly first: JSONRPCMessage,
+    private readonly early: JSONRPCMessage[],
+    private readonly replayed: () => void,
   ) {}
 
   async start(): Promise<void> {
-    this.inner.onmessage = (message) => this.onmessage?.(message);
+    let replaying = true;
+    this.inner.onmessage = (message) => (replaying ? this.early.push(message) : this.onmessage?.(message));
     this.inner.onclose = () => this.onclose?.();
     this.inner.onerror = (error) => this.onerror?.(error);
     // After the server has finished connecting, which goes on after start() returns.
-    setImmediate(() => this.onmessage?.(this.first));
+    setImmediate(() => {
+      for (const message of this.early.splice(0)) this.onmessage?.(message);
+      replaying = false;
+      this.replayed();
+    });
   }
 
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
