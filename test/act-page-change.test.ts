@@ -47,7 +47,7 @@ describe('act answers the page change in page order, over MCP', { timeout: 120_0
       '+ 1',
     ]);
     // structuredContent says what happened; the change itself is the text's alone.
-    expect(finished.facts).toEqual({ success: true, pageChanged: true, navigated: false, ref: expect.any(String) });
+    expect(finished.facts).toEqual({ success: true, pageChanged: true, ref: expect.any(String) });
 
     const opened = await click(await read(), /button: Menu/);
     expect(opened.lines.slice(1, 3)).toEqual([

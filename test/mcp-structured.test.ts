@@ -77,7 +77,7 @@ describe('MCP structuredContent of the page-reading tools', () => {
       title: 'TodoMVC: React',
     });
     expect(observed!.result.structuredContent).toEqual({ refs: [expect.any(String), expect.any(String)] });
-    expect(filled!.result.structuredContent).toEqual({ success: true, pageChanged: true, navigated: false, ref: expect.any(String) });
+    expect(filled!.result.structuredContent).toEqual({ success: true, pageChanged: true, ref: expect.any(String) });
     expect(textOf(extracted!.result)).toContain('buy oat milk');
     expect(extracted!.result.structuredContent).toEqual({});
     for (const { tool, result } of answers) expect(JSON.stringify(result.structuredContent), tool).not.toContain('todos');

@@ -27,8 +27,8 @@ const ObserveFacts = z
 const ActFacts = z
   .object({
     success: z.boolean(),
-    pageChanged: z.boolean(),
-    navigated: z.boolean(),
+    pageChanged: z.literal(true).optional().describe('Present when the page changed; absent: it did not.'),
+    navigated: z.literal(true).optional().describe('Present when the action loaded another document; absent: it did not.'),
     ref: z.string().optional().describe("The element acted on (the last action's)."),
     url: z.string().optional().describe('With title, when the text says where the page is: a new page, another URL or title.'),
     title: z.string().optional(),
@@ -93,8 +93,9 @@ function actFacts(result: ActResult, { location }: OperationOutcome<unknown>): R
   const where = location || result.pageText !== undefined;
   return {
     success: result.success,
-    pageChanged: result.pageChanged,
-    navigated: result.navigated,
+    // Only when true, so an answer that changed nothing costs no more than its text.
+    ...(result.pageChanged ? { pageChanged: true } : {}),
+    ...(result.navigated ? { navigated: true } : {}),
     ...(result.action.ref !== undefined ? { ref: result.action.ref } : {}),
     ...(where ? { url: result.url, ...(result.title ? { title: result.title } : {}) } : {}),
     ...(result.failed ? { failed: { step: result.failed.step, code: result.failed.code } } : {}),
