@@ -252,6 +252,14 @@ describe('tasks under MCP 2026-07-28: the Tasks extension (SDK 2.x client)', { t
         executeOptions: { instruction: 'Wait.', autoScreenshot: false },
       });
       await expect.poll(async () => (await getTask(client, handle.taskId)).status).toBe('input_required');
+      // The extension's methods are for clients that declare it.
+      const undeclared = new ModernClient(
+        { name: 'no-tasks', version: '1.0.0' },
+        { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      await undeclared.connect(new ModernHttpTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: KEY_A } }));
+      await expect(getTask(undeclared, handle.taskId)).rejects.toMatchObject({ code: -32021 });
+      await undeclared.close();
       await client.request({ method: 'tasks/cancel', params: { taskId: handle.taskId } }, Empty);
       expect((await getTask(client, handle.taskId)).status).toBe('cancelled');
       const nav = await client.callTool({ name: 'navigate', arguments: { sessionId, url: site.url('/index.html') } });

@@ -1,6 +1,7 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
   INVALID_PARAMS,
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   Server,
   inputRequired,
@@ -125,21 +126,27 @@ function createModernMcpServer(service: BrowserService, rounds: ToolRounds, opti
  * open (`input_required`) or the result; tasks/update answers the questions; tasks/cancel stops the work.
  */
 function serveTasks(server: Server, tasks: TaskBook, owner: string): void {
-  const find = (taskId: string): TaskEntry => {
+  const find = (taskId: string, ctx: ServerContext): TaskEntry => {
+    // The extension's methods are for clients that declared it (in this request's capabilities).
+    if (!clientCapabilities(ctx)?.extensions?.[TASKS_EXTENSION])
+      throw new MissingRequiredClientCapabilityError(
+        { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } as never,
+        `Declare the ${TASKS_EXTENSION} extension in the request's client capabilities to use tasks.`,
+      );
     const entry = tasks.get(owner, taskId);
     if (!entry)
       throw new ProtocolError(INVALID_PARAMS, `Task not found: ${taskId}. A task is kept ${TASK_TTL_MS / 60_000} minutes at most.`);
     return entry;
   };
   const byId = z.looseObject({ taskId: z.string() });
-  server.setRequestHandler('tasks/get', { params: byId }, (params) => tasks.modernTask(find(params.taskId)) as never);
+  server.setRequestHandler('tasks/get', { params: byId }, (params, ctx) => tasks.modernTask(find(params.taskId, ctx)) as never);
   // The SDK lifts inputResponses out of the params, as for a tools/call retried with its answers.
   server.setRequestHandler('tasks/update', { params: byId }, (params, ctx) => {
-    find(params.taskId).round.answer(ctx.mcpReq.inputResponses);
+    find(params.taskId, ctx).round.answer(ctx.mcpReq.inputResponses);
     return {} as never;
   });
-  server.setRequestHandler('tasks/cancel', { params: byId }, (params) => {
-    tasks.update(find(params.taskId), 'cancelled', 'The client cancelled the task.');
+  server.setRequestHandler('tasks/cancel', { params: byId }, (params, ctx) => {
+    tasks.update(find(params.taskId, ctx), 'cancelled', 'The client cancelled the task.');
     return {} as never;
   });
 }
