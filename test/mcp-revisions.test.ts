@@ -171,6 +171,14 @@ describe('rounds of a call that waits on its client', () => {
     }
   });
 
+  it('two calls waiting on one round (a client retrying twice) are both answered', async () => {
+    let finish!: (value: string) => void;
+    const round = new Round<string>('key:a', 'agent_execute').start(() => new Promise((resolve) => (finish = resolve)));
+    const both = Promise.all([round.next(new AbortController().signal), round.next(new AbortController().signal)]);
+    finish('done');
+    expect(await both).toEqual([{ done: 'done' }, { done: 'done' }]);
+  });
+
   it('a client that drops its call while the round waits cancels the work', async () => {
     let seen: AbortSignal | undefined;
     const round = new Round<string>('key:a', 'agent_execute').start(async (self) => {

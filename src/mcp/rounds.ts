@@ -40,9 +40,12 @@ export class Round<R> {
   private readonly open = new Map<string, OpenAsk>();
   private keys = 0;
   private result?: { value: R };
-  private wake?: () => void;
+  /** The calls waiting on this round (a client may retry twice with the same state): each is woken. */
+  private readonly wakers = new Set<() => void>();
   /** Whether a call of the tool is waiting on this round now. */
-  waiting = false;
+  get waiting(): boolean {
+    return this.wakers.size > 0;
+  }
   lastCall = Date.now();
 
   constructor(
@@ -58,7 +61,7 @@ export class Round<R> {
     this.done = work(this).then((value) => {
       this.result = { value };
       this.open.clear();
-      this.wake?.();
+      this.wake();
       return value;
     });
     return this;
@@ -93,7 +96,7 @@ export class Round<R> {
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       this.open.set(key, { ask, settle: (answer) => (end(), resolve(answer)), fail: (error) => (end(), reject(error)) });
-      this.wake?.();
+      this.wake();
     });
   }
 
@@ -104,23 +107,27 @@ export class Round<R> {
 
   /** Waits until the round finishes or has a question open; a call dropped meanwhile cancels the round. */
   async next(signal: AbortSignal): Promise<RoundStep<R>> {
-    this.waiting = true;
     this.lastCall = Date.now();
     const onAbort = () => this.controller.abort(new ServiceError('cancelled', 'The operation was cancelled by the client.'));
     signal.addEventListener('abort', onAbort, { once: true });
+    let waker: (() => void) | undefined;
     try {
       while (!this.result && !this.open.size) {
         if (signal.aborted) onAbort();
-        await new Promise<void>((resolve) => (this.wake = resolve));
+        await new Promise<void>((resolve) => this.wakers.add((waker = resolve)));
+        this.wakers.delete(waker!);
       }
     } finally {
-      this.wake = undefined;
-      this.waiting = false;
+      if (waker) this.wakers.delete(waker);
       this.lastCall = Date.now();
       signal.removeEventListener('abort', onAbort);
     }
     if (this.result) return { done: this.result.value };
     return { asks: this.openAsks(), requestState: this.id };
+  }
+
+  private wake(): void {
+    for (const waker of this.wakers) waker();
   }
 
   /** Stops the work: its open questions fail, and the work sees the abort. */

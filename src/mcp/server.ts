@@ -109,7 +109,12 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
     const sent: Array<Promise<unknown>> = [];
     const task = request.params.task;
     if (task && tasks && extra.taskStore && TASK_TOOLS.has(tool.name)) {
-      const created = await extra.taskStore.createTask({ ttl: task.ttl });
+      let created: Awaited<ReturnType<typeof extra.taskStore.createTask>>;
+      try {
+        created = await extra.taskStore.createTask({ ttl: task.ttl });
+      } catch (err) {
+        return errorResult(toServiceError(err));
+      }
       const entry = tasks.get(owner, created.taskId)!;
       const signal = options.stopping ? AbortSignal.any([entry.round.controller.signal, options.stopping]) : entry.round.controller.signal;
       const relatedTask = { taskId: created.taskId };
