@@ -3,12 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { toNodeHandler, toWebRequest, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import { toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { createMcpServer, TaskBook } from '../mcp/server.js';
-import { ModernMcp } from '../mcp/modern.js';
 import { readJsonBody } from './body.js';
 import { cancelOnDrop } from './mcp-cancel.js';
 import { MemoryEventStore } from './event-store.js';
@@ -50,12 +48,10 @@ export class McpEndpoint {
   private readonly pending = new Map<string, number>();
   private readonly stopping?: AbortSignal;
   private readonly peers?: Peers;
-  /** The 2026-07-28 servers, and their tool calls that asked the client something and wait for its next call. */
-  private readonly modernMcp: ModernMcp;
   /** Tool calls run as tasks, under either revision: a key finds its tasks from any MCP session or request. */
   private readonly tasks = new TaskBook();
-  private readonly modern: McpHttpHandler;
-  private readonly modernNode: NodeMcpRequestHandler;
+  /** The 2026-07-28 side, loaded with the SDK 2.x on the first request that may be one (modernSide). */
+  private modern?: Promise<ModernSide>;
 
   constructor(
     private readonly service: BrowserService,
@@ -65,16 +61,6 @@ export class McpEndpoint {
   ) {
     this.stopping = options.stopping;
     this.peers = options.peers;
-    const remote = this.peers ? remoteOperations(this.peers) : undefined;
-    const modernMcp = (this.modernMcp = new ModernMcp(service));
-    this.modern = createMcpHandler(
-      ({ authInfo }) => modernMcp.server({ owner: ownerOf(authInfo), stopping: this.stopping, remote, tasks: this.tasks }),
-      {
-        legacy: 'reject',
-        onerror: (err) => service.logger.debug({ err }, 'MCP 2026-07-28 request refused'),
-      },
-    );
-    this.modernNode = toNodeHandler(this.modern, { onerror: (err) => service.logger.error({ err }, 'MCP 2026-07-28 request failed') });
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(1_000, Math.min(60_000, limits.idleTimeoutMs / 4)));
     this.sweeper.unref();
   }
@@ -97,8 +83,10 @@ export class McpEndpoint {
     }
     if (id === undefined) {
       if (req.method === 'POST' && isInitializeRequest(body)) return this.initialize(req, res, owner, body);
-      if (req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body)))
-        return this.serveModern(req, res, owner, body);
+      if (req.method === 'POST' && claimsModern(req, body)) {
+        const modern = await this.modernSide();
+        if (!(await modern.isLegacy(req, body))) return modern.serve(req, res, owner, body);
+      }
       return rpcError(res, 400, RPC.invalidRequest, 'Bad Request: no Mcp-Session-Id header; send initialize first to open a session.');
     }
     const session = this.sessions.get(id);
@@ -117,10 +105,38 @@ export class McpEndpoint {
     await session.transport.handleRequest(req, res, body);
   }
 
-  /** A 2026-07-28 request: the SDK 2.x handler answers it, for the caller's owner scope. */
-  private async serveModern(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
-    const auth: AuthInfo = { token: '', clientId: owner, scopes: [], extra: { owner } };
-    await this.modernNode(Object.assign(req, { auth }), res, body);
+  /**
+   * The SDK 2.x handler of 2026-07-28 requests, each answered by a fresh server for the caller's owner scope (passed
+   * as the request's auth). Loaded on first use: a server (or test) that only sees 2025-11-25 clients never loads it.
+   */
+  private modernSide(): Promise<ModernSide> {
+    this.modern ??= (async () => {
+      const [{ createMcpHandler, isLegacyRequest }, { toNodeHandler, toWebRequest }, { ModernMcp }] = await Promise.all([
+        import('@modelcontextprotocol/server'),
+        import('@modelcontextprotocol/node'),
+        import('../mcp/modern.js'),
+      ]);
+      const { service } = this;
+      const remote = this.peers ? remoteOperations(this.peers) : undefined;
+      const servers = new ModernMcp(service);
+      const handler = createMcpHandler(
+        ({ authInfo }) => servers.server({ owner: ownerOf(authInfo), stopping: this.stopping, remote, tasks: this.tasks }),
+        { legacy: 'reject', onerror: (err) => service.logger.debug({ err }, 'MCP 2026-07-28 request refused') },
+      );
+      const node = toNodeHandler(handler, { onerror: (err) => service.logger.error({ err }, 'MCP 2026-07-28 request failed') });
+      return {
+        isLegacy: async (req, body) => isLegacyRequest(await toWebRequest(req, body), body),
+        serve: async (req, res, owner, body) => {
+          const auth: AuthInfo = { token: '', clientId: owner, scopes: [], extra: { owner } };
+          await node(Object.assign(req, { auth }), res, body);
+        },
+        close: async () => {
+          servers.close();
+          await handler.close();
+        },
+      };
+    })();
+    return this.modern;
   }
 
   private async initialize(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void> {
@@ -212,14 +228,36 @@ export class McpEndpoint {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    this.modernMcp.close();
     this.tasks.close();
-    await this.modern.close();
+    await (await this.modern)?.close();
     const all = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.all(all.map((session) => session.server.close().catch(() => undefined)));
   }
 }
+
+interface ModernSide {
+  /** The SDK's own routing: false for everything its 2026-07-28 path answers (errors of a malformed claim too). */
+  isLegacy(req: IncomingMessage, body: unknown): Promise<boolean>;
+  serve(req: IncomingMessage, res: ServerResponse, owner: string, body: unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Whether a POST without an MCP session may be of 2026-07-28, before loading the SDK that decides (isLegacy): its
+ * `MCP-Protocol-Version` header or a message's `_meta` names a revision. Anything else is 2025-era traffic.
+ */
+function claimsModern(req: IncomingMessage, body: unknown): boolean {
+  if (header(req, 'mcp-protocol-version') !== undefined) return true;
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => {
+    const meta = (message as { params?: { _meta?: unknown } } | null)?.params?._meta;
+    return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
+  });
+}
+
+/** Where a 2026-07-28 message names its revision (the SDK's PROTOCOL_VERSION_META_KEY). */
+const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 function ownerOf(authInfo: AuthInfo | undefined): string {
   const owner = authInfo?.extra?.owner;

@@ -1,5 +1,4 @@
 import { createHmac } from 'node:crypto';
-import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from 'pino';
 import { ServiceError } from '../core/errors.js';
@@ -101,8 +100,9 @@ export class AccessTokens {
     return `${this.base!}${RESOURCE_PATH}`;
   }
 
+  /** RFC 9728's place for the resource's metadata: the well-known path, then the resource's own path (`/mcp`). */
   get metadataUrl(): string {
-    return getOAuthProtectedResourceMetadataUrl(new URL(this.resource));
+    return `${this.base!}${METADATA_PATH}${RESOURCE_PATH}`;
   }
 
   /** The metadata is served at its path-suffixed place (what clients derive from /mcp) and at the root form. */

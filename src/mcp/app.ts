@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { McpUiResourceMeta, McpUiToolMeta } from '@modelcontextprotocol/ext-apps';
 import { RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server';
-import { INTERNAL_ERROR, ProtocolError, ResourceNotFoundError, type Server as ModernServer } from '@modelcontextprotocol/server';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   ListResourcesRequestSchema,
@@ -50,21 +49,6 @@ export function serveAppResources(server: Server, service: BrowserService): void
     const read = await readAppResource(service, request.params.uri).catch(internalError);
     if (!read) throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${request.params.uri}. Call resources/list for the resources.`);
     return read;
-  });
-}
-
-/** As serveAppResources, on a 2026-07-28 server (mcp/modern.ts). */
-export function serveModernAppResources(server: ModernServer, service: BrowserService): void {
-  server.registerCapabilities({ resources: {} });
-  server.setRequestHandler('resources/list', () => listAppResources(service) as never);
-  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
-  server.setRequestHandler('resources/read', async (request) => {
-    const read = await readAppResource(service, request.params.uri).catch((err: unknown) => {
-      const error = toServiceError(err);
-      throw new ProtocolError(INTERNAL_ERROR, `[${error.code}] ${error.message}`);
-    });
-    if (!read) throw new ResourceNotFoundError(request.params.uri);
-    return read as never;
   });
 }
 

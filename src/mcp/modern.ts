@@ -1,8 +1,10 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  INTERNAL_ERROR,
   INVALID_PARAMS,
   MissingRequiredClientCapabilityError,
   ProtocolError,
+  ResourceNotFoundError,
   Server,
   inputRequired,
   type CallToolResult,
@@ -10,11 +12,11 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { ServiceError } from '../core/errors.js';
+import { ServiceError, toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
 import { VERSION } from '../version.js';
 import { urlElicitation, type ElicitationChannel } from './elicitation.js';
-import { serveModernAppResources } from './app.js';
+import { listAppResources, readAppResource } from './app.js';
 import { errorResult } from './result.js';
 import { Round, Rounds, type InputAsk } from './rounds.js';
 import { TASK_TOOLS, TASK_TTL_MS, type TaskBook, type TaskEntry } from './tasks.js';
@@ -119,6 +121,21 @@ function createModernMcpServer(service: BrowserService, rounds: ToolRounds, opti
     return inputRequired({ inputRequests: step.asks as never, requestState: step.requestState });
   });
   return server;
+}
+
+/** The live view as an MCP App (mcp/app.ts), as the 2025-11-25 server serves it. */
+function serveModernAppResources(server: Server, service: BrowserService): void {
+  server.registerCapabilities({ resources: {} });
+  server.setRequestHandler('resources/list', () => listAppResources(service) as never);
+  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+  server.setRequestHandler('resources/read', async (request) => {
+    const read = await readAppResource(service, request.params.uri).catch((err: unknown) => {
+      const error = toServiceError(err);
+      throw new ProtocolError(INTERNAL_ERROR, `[${error.code}] ${error.message}`);
+    });
+    if (!read) throw new ResourceNotFoundError(request.params.uri);
+    return read as never;
+  });
 }
 
 /**

@@ -1,11 +1,8 @@
-import { serveStdio as serveModernStdio } from '@modelcontextprotocol/server/stdio';
-import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_ACT_INPUT_BYTES } from '../core/act/index.js';
 import type { BrowserService } from '../core/service.js';
 import { LOCAL_OWNER } from '../door.js';
-import { ModernMcp } from './modern.js';
 import { TaskBook } from './tasks.js';
 import { createMcpServer } from './server.js';
 import { LineStdioServerTransport } from './stdio-transport.js';
@@ -36,6 +33,11 @@ export async function serveStdio(service: BrowserService, options: { onClose: ()
   });
   const tasks = new TaskBook();
   if (isModern(first)) {
+    // Loaded only for such a client: a 2025-11-25 connection starts without the SDK 2.x.
+    const [{ serveStdio: serveModernStdio }, { ModernMcp }] = await Promise.all([
+      import('@modelcontextprotocol/server/stdio'),
+      import('./modern.js'),
+    ]);
     const modern = new ModernMcp(service);
     serveModernStdio(() => modern.server({ owner: LOCAL_OWNER, tasks }), {
       transport: replay as never,
@@ -50,6 +52,9 @@ export async function serveStdio(service: BrowserService, options: { onClose: ()
   await server.connect(replay);
   service.logger.info('MCP server ready on stdio');
 }
+
+/** Where a 2026-07-28 message names its revision (the SDK 2.x's PROTOCOL_VERSION_META_KEY). */
+const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 function isModern(message: JSONRPCMessage): boolean {
   const meta = 'params' in message ? (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta : undefined;
