@@ -37,8 +37,7 @@ describe('a client that drops its act stops the action (issue 40 item 4)', () =>
    * after `cancelledAt`, and none arrives while the page is watched one more second.
    */
   async function expectStopped(id: string, page: Page, cancelledAt: number, nextBoundMs: number): Promise<void> {
-    const next = await within(post(id, '/act', { action: { method: 'wait', arguments: { ms: 0 } } }), nextBoundMs, 'the next act');
-    expect(next.status).toBe(200);
+    await expectNextAct(id, nextBoundMs);
     const keys = await keyTimes(page);
     expect(keys.length).toBeLessThan(TEXT.length);
     expect(keys.at(-1)! - cancelledAt).toBeLessThan(STOP_BOUND_MS);
@@ -49,19 +48,35 @@ describe('a client that drops its act stops the action (issue 40 item 4)', () =>
     await post(id, '/end', {});
   }
 
-  it('REST: the request aborted mid-type stops the keys within 1 s and frees the session', async () => {
-    const { id, page } = await slowKeys();
+  /** The next act on the session answers 200 within `boundMs`. */
+  async function expectNextAct(id: string, boundMs: number): Promise<void> {
+    const next = await within(post(id, '/act', { action: { method: 'wait', arguments: { ms: 0 } } }), boundMs, 'the next act');
+    expect(next.status).toBe(200);
+  }
+
+  /** Posts `body` to the session's act over REST and drops the request once `started` resolves; answers when it dropped. */
+  async function dropRestAct(id: string, body: unknown, started: () => Promise<unknown>): Promise<number> {
     const abort = new AbortController();
     const call = fetch(`${fixture.server.url}/v1/sessions/${id}/act`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(typeAction),
+      body: JSON.stringify(body),
       signal: abort.signal,
     }).catch(() => undefined);
-    await typing(page);
+    await started();
     abort.abort();
     const dropped = Date.now();
     await call;
+    return dropped;
+  }
+
+  /** Resolves once the session is running an operation. */
+  const busy = (id: string) => () =>
+    expect.poll(() => fixture.server.service.sessions.get(id, LOCAL_OWNER).isBusy, { timeout: 10_000 }).toBe(true);
+
+  it('REST: the request aborted mid-type stops the keys within 1 s and frees the session', async () => {
+    const { id, page } = await slowKeys();
+    const dropped = await dropRestAct(id, typeAction, () => typing(page));
     await expectStopped(id, page, dropped, STOP_BOUND_MS + 1_000);
   });
 
@@ -88,23 +103,9 @@ describe('a client that drops its act stops the action (issue 40 item 4)', () =>
 
   it('REST: an aborted fill of a disabled field does not land when the field is enabled later', async () => {
     const { id, page } = await slowKeys();
-    const session = fixture.server.service.sessions.get(id, LOCAL_OWNER);
-    const abort = new AbortController();
-    const call = fetch(`${fixture.server.url}/v1/sessions/${id}/act`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ action: { selector: '#later', method: 'fill', arguments: { value: 'too late' } }, timeoutMs: 60_000 }),
-      signal: abort.signal,
-    }).catch(() => undefined);
-    await expect.poll(() => session.isBusy, { timeout: 10_000 }).toBe(true);
-    abort.abort();
-    await call;
-    const next = await within(
-      post(id, '/act', { action: { method: 'wait', arguments: { ms: 0 } } }),
-      STOP_BOUND_MS + 1_000,
-      'the next act',
-    );
-    expect(next.status).toBe(200);
+    const fill = { action: { selector: '#later', method: 'fill', arguments: { value: 'too late' } }, timeoutMs: 60_000 };
+    await dropRestAct(id, fill, busy(id));
+    await expectNextAct(id, STOP_BOUND_MS + 1_000);
     await page.evaluate(() => ((document.getElementById('later') as HTMLInputElement).disabled = false));
     // Nothing to await but the absence of the fill: the field is watched for two seconds once it can be filled.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -114,23 +115,8 @@ describe('a client that drops its act stops the action (issue 40 item 4)', () =>
 
   it('REST: an aborted wait for text that never comes frees the session at once', async () => {
     const { id } = await slowKeys();
-    const session = fixture.server.service.sessions.get(id, LOCAL_OWNER);
-    const abort = new AbortController();
-    const call = fetch(`${fixture.server.url}/v1/sessions/${id}/act`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ action: { method: 'wait', arguments: { text: 'Never shown' } }, timeoutMs: 60_000 }),
-      signal: abort.signal,
-    }).catch(() => undefined);
-    await expect.poll(() => session.isBusy, { timeout: 10_000 }).toBe(true);
-    abort.abort();
-    await call;
-    const next = await within(
-      post(id, '/act', { action: { method: 'wait', arguments: { ms: 0 } } }),
-      STOP_BOUND_MS + 1_000,
-      'the next act',
-    );
-    expect(next.status).toBe(200);
+    await dropRestAct(id, { action: { method: 'wait', arguments: { text: 'Never shown' } }, timeoutMs: 60_000 }, busy(id));
+    await expectNextAct(id, STOP_BOUND_MS + 1_000);
     await post(id, '/end', {});
   });
 });
