@@ -14,7 +14,7 @@ import { BrowserService } from '../src/core/service.js';
 import { api, readSse, startHttp, type SseEvent, type TestHttp } from './http-fixture.js';
 import { startFakeLLM, type FakeLLM, type ReceivedRequest } from './fixtures/fake-llm.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ROOT } from './fixtures/mcp-stdio.js';
+import { cliProcess } from './fixtures/mcp-stdio.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { clickPagePoint, launchViewerBrowser, openViewer } from './fixtures/live-viewer.js';
 
@@ -257,15 +257,7 @@ describe('ask_human over MCP with URL elicitation', { timeout: 180_000 }, () => 
   it('sends the link of the loopback live-view listener as a URL elicitation over stdio and the agent goes on after Done', async () => {
     const { client, completed, elicited, person } = elicitingClient();
     try {
-      await client.connect(
-        new StdioClientTransport({
-          command: process.execPath,
-          args: ['--import', 'tsx', 'src/cli.ts'],
-          cwd: ROOT,
-          env: { ...(process.env as Record<string, string>), LOG_LEVEL: 'warn' },
-          stderr: 'pipe',
-        }),
-      );
+      await client.connect(new StdioClientTransport(cliProcess()));
       const result = await runAgentOverMcp(client);
       await person();
       expect((result.structuredContent as { success: boolean }).success).toBe(true);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
 import { BrowserService } from '../src/core/service.js';
 import { Round, Rounds } from '../src/mcp/rounds.js';
-import { ROOT } from './fixtures/mcp-stdio.js';
+import { cliProcess } from './fixtures/mcp-stdio.js';
 import { NO_MODEL_KEYS } from './fixtures/site-stdio.js';
 import { startSiteServer, type SiteServer } from './fixtures/site-server.js';
 import { startHttp, type TestHttp } from './http-fixture.js';
@@ -120,16 +120,7 @@ describe('MCP 2026-07-28 (SDK 2.x client)', { timeout: 180_000 }, () => {
   it('over stdio: the first message picks the revision, and extract with an instruction asks the client model', async () => {
     const { client, received } = modernClient([() => 'Cherries are at half price.']);
     try {
-      await client.connect(
-        new StdioClientTransport({
-          command: process.execPath,
-          args: ['--import', 'tsx', 'src/cli.ts'],
-          cwd: ROOT,
-          env: { ...(process.env as Record<string, string>), LOG_LEVEL: 'warn', ...NO_MODEL_KEYS },
-          stderr: 'pipe',
-        }),
-        { timeout: 170_000 },
-      );
+      await client.connect(new StdioClientTransport(cliProcess([], NO_MODEL_KEYS)), { timeout: 170_000 });
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       const sessionId = await startSession(client, site.url('/extract/products.html'));
       const answer = await call(client, 'extract', { sessionId, instruction: 'What is on special?' });
