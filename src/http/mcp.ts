@@ -6,7 +6,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { toServiceError } from '../core/errors.js';
 import type { BrowserService } from '../core/service.js';
-import { createMcpServer, TaskBook } from '../mcp/server.js';
+import { claimsRevision, createMcpServer, TaskBook } from '../mcp/server.js';
 import { readJsonBody } from './body.js';
 import { cancelOnDrop } from './mcp-cancel.js';
 import { MemoryEventStore } from './event-store.js';
@@ -249,15 +249,8 @@ interface ModernSide {
  */
 function claimsModern(req: IncomingMessage, body: unknown): boolean {
   if (header(req, 'mcp-protocol-version') !== undefined) return true;
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.some((message) => {
-    const meta = (message as { params?: { _meta?: unknown } } | null)?.params?._meta;
-    return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
-  });
+  return (Array.isArray(body) ? body : [body]).some(claimsRevision);
 }
-
-/** Where a 2026-07-28 message names its revision (the SDK's PROTOCOL_VERSION_META_KEY). */
-const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 function ownerOf(authInfo: AuthInfo | undefined): string {
   const owner = authInfo?.extra?.owner;

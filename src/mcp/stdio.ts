@@ -4,7 +4,7 @@ import { MAX_ACT_INPUT_BYTES } from '../core/act/index.js';
 import type { BrowserService } from '../core/service.js';
 import { LOCAL_OWNER } from '../door.js';
 import { TaskBook } from './tasks.js';
-import { createMcpServer } from './server.js';
+import { claimsRevision, createMcpServer } from './server.js';
 import { LineStdioServerTransport } from './stdio-transport.js';
 
 /**
@@ -32,7 +32,7 @@ export async function serveStdio(service: BrowserService, options: { onClose: ()
     process.stdin.on('close', options.onClose);
   });
   const tasks = new TaskBook();
-  if (isModern(first)) {
+  if (claimsRevision(first)) {
     // Loaded only for such a client: a 2025-11-25 connection starts without the SDK 2.x.
     const [{ serveStdio: serveModernStdio }, { ModernMcp }] = await Promise.all([
       import('@modelcontextprotocol/server/stdio'),
@@ -51,14 +51,6 @@ export async function serveStdio(service: BrowserService, options: { onClose: ()
   server.onclose = options.onClose;
   await server.connect(replay);
   service.logger.info('MCP server ready on stdio');
-}
-
-/** Where a 2026-07-28 message names its revision (the SDK 2.x's PROTOCOL_VERSION_META_KEY). */
-const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
-
-function isModern(message: JSONRPCMessage): boolean {
-  const meta = 'params' in message ? (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta : undefined;
-  return typeof meta?.[PROTOCOL_VERSION_META_KEY] === 'string';
 }
 
 /**
