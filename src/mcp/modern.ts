@@ -27,6 +27,7 @@ import {
   listedTools,
   progressSender,
   toolsByName,
+  untilStopped,
   type McpServerOptions,
   type Notify,
   type ToolCall,
@@ -185,7 +186,7 @@ function toolCall(
   args: Record<string, unknown> | undefined,
   progress = true,
 ): ToolCall {
-  const signal = options.stopping ? AbortSignal.any([round.controller.signal, options.stopping]) : round.controller.signal;
+  const signal = untilStopped(round.controller.signal, options.stopping);
   const capabilities = clientCapabilities(ctx);
   const sent: Array<Promise<unknown>> = [];
   // Progress goes on the stream of the call that started the round; after an input_required it has ended and later

@@ -118,7 +118,6 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
     const tool = toolsByName.get(request.params.name);
     if (!tool)
       throw new McpError(RpcErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Call tools/list for the available tools.`);
-    const sent: Array<Promise<unknown>> = [];
     const task = request.params.task;
     if (task && tasks && extra.taskStore && TASK_TOOLS.has(tool.name)) {
       let created: Awaited<ReturnType<typeof extra.taskStore.createTask>>;
@@ -128,7 +127,7 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
         return errorResult(toServiceError(err));
       }
       const entry = tasks.get(owner, created.taskId)!;
-      const signal = options.stopping ? AbortSignal.any([entry.round.controller.signal, options.stopping]) : entry.round.controller.signal;
+      const signal = untilStopped(entry.round.controller.signal, options.stopping);
       const relatedTask = { taskId: created.taskId };
       tasks.start(entry, () =>
         callTool(tool, request.params.arguments ?? {}, {
@@ -143,7 +142,8 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
       );
       return { task: created };
     }
-    const signal = options.stopping ? AbortSignal.any([extra.signal, options.stopping]) : extra.signal;
+    const sent: Array<Promise<unknown>> = [];
+    const signal = untilStopped(extra.signal, options.stopping);
     const call: ToolCall = {
       service,
       owner,
@@ -165,6 +165,11 @@ export function createMcpServer(service: BrowserService, options: McpServerOptio
     return result;
   });
   return server;
+}
+
+/** A tool call's signal, which the server's shutdown (`stopping`) fires too. */
+export function untilStopped(signal: AbortSignal, stopping: AbortSignal | undefined): AbortSignal {
+  return stopping ? AbortSignal.any([signal, stopping]) : signal;
 }
 
 export interface ToolCall {
