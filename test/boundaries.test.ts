@@ -37,6 +37,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   ],
   'core/act': [
     ...['core/config.ts', 'core/errors.ts', 'core/llm', 'core/location.ts', 'core/navigate.ts', 'core/operation.ts', 'core/page'],
+    'core/recording',
     ...['core/sessions.ts', 'core/settle', 'core/snapshot', 'core/time.ts', 'core/tokens.ts', 'core/usage.ts', 'core/variables.ts'],
     // act checks each of several actions itself (act's schema lists them loosely, to keep tools/list short).
     'core/validation.ts',
@@ -46,11 +47,17 @@ const MAY_IMPORT: Record<string, string[]> = {
     ...['core/operation.ts', 'core/sessions.ts', 'core/snapshot', 'core/time.ts', 'core/usage.ts', 'core/validation.ts'],
     ...['core/variables.ts', 'version.ts'],
   ],
+  // Runs done again: a session as code, replay, cached agent runs (docs/replay.md).
+  'core/replay': [
+    ...['core/act', 'core/agent', 'core/config.ts', 'core/errors.ts', 'core/llm', 'core/navigate.ts', 'core/operation.ts'],
+    ...['core/page', 'core/recording', 'core/service.ts', 'core/sessions.ts', 'core/settle', 'core/snapshot', 'core/time.ts'],
+    ...['core/usage.ts', 'core/validation.ts', 'core/variables.ts'],
+  ],
   // The table of operations, above the core it runs.
   'core/operations': [
     ...['core/act', 'core/agent', 'core/errors.ts', 'core/extract-parts.ts', 'core/extract-schema.ts', 'core/extract.ts'],
     ...['core/live', 'core/location.ts', 'core/navigate.ts', 'core/operation.ts', 'core/outcome.ts', 'core/profiles'],
-    ...['core/recording', 'core/service.ts', 'core/sessions.ts', 'core/snapshot', 'core/usage.ts'],
+    ...['core/recording', 'core/replay', 'core/service.ts', 'core/sessions.ts', 'core/snapshot', 'core/usage.ts'],
   ],
   // The doors: each reads the table; none reaches into another (but /mcp, which hosts the MCP server over HTTP).
   live: ['core/errors.ts', 'core/live', 'core/service.ts'],

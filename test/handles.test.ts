@@ -91,7 +91,7 @@ describe('handles beyond ARIA controls, act by selector and by point', () => {
     expect((await rejection(session.page.act({ selector: 'css=#nothing-here', method: 'click' }))).code).toBe('selector_not_found');
     const hidden = await rejection(session.page.act({ selector: '#cover', method: 'click' }));
     expect([hidden.code, hidden.message]).toEqual(['selector_not_found', 'The selector "#cover" matches 1 element, none of them visible.']);
-    expect((await rejection(session.page.act({ selector: 'internal:text="x"', method: 'click' }))).code).toBe('invalid_argument');
+    expect((await rejection(session.page.act({ selector: 'internal:has="text=x"', method: 'click' }))).code).toBe('invalid_argument');
     expect((await rejection(session.page.act({ selector: 'css=[', method: 'click' }))).code).toBe('invalid_argument');
     const both = await rejection(session.page.act({ ref: '1', selector: 'text=Tab stop', method: 'click' }));
     expect(both.message).toBe('Give one of ref, selector or x and y, not several.');

@@ -4,10 +4,11 @@ session.py, page.py and profiles.py: edit those and run it again, never this fil
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Set, TYPE_CHECKING, Type, Union, overload
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 from ._operations import Operation
 from ._schema import prepare_schema, unwrap
 from ._transport import DEFAULT_RETRIES, compact as _compact
@@ -15,8 +16,8 @@ from .client import DEFAULT_TIMEOUT
 from .errors import ServiceError
 from .page import ScreenshotFormat, _action_body
 from .profiles import ProfileInfo, ProfileList, StorageState
-from .session import WaitUntil, _EXECUTE_OPTION_NAMES, _GONE
-from .types import ActResult, AgentResult, EvaluateResult, LiveView, NavigateResponse, ObserveAction, ObserveResult, Screenshot, SessionInfo, Usage
+from .session import ScriptFormat, WaitUntil, _EXECUTE_OPTION_NAMES, _GONE
+from .types import ActResult, AgentResult, EvaluateResult, LiveView, NavigateResponse, ObserveAction, ObserveResult, ReplayResult, Screenshot, SessionInfo, Usage
 from ._async_transport import AsyncTransport, AsyncEventStream
 
 if TYPE_CHECKING:
@@ -235,6 +236,36 @@ class AsyncSession:
         ``pageEvents`` and ``url``; the last 1,000 operations."""
         return (await self._transport.request('GET', self._path('log')))['data']
 
+    async def script(self, format: ScriptFormat='typescript', action_id: Optional[str]=None) -> Dict[str, Any]:
+        """The session's navigations and actions as a Playwright script, as the server sends it: ``{"format",
+        "script", "runId", "steps", "dropped"}``. ``format`` is ``typescript`` (the ``playwright`` package), ``test``
+        (``@playwright/test``), ``python`` (playwright-python) or ``json`` (``script`` is the run, ``{"steps": [...]}``,
+        as ``replay(steps=...)`` takes it); ``action_id`` keeps one operation's steps. Secrets are read from
+        environment variables, never written in. The run is kept for this API key: ``replay(run_id=...)`` does it
+        again in any session (docs/replay.md)."""
+        query = {name: json.dumps(value) for name, value in _compact({'format': format, 'actionId': action_id}).items()}
+        return (await self._transport.request('GET', self._path('script') + '?' + urlencode(query)))['data']
+
+    @overload
+    async def replay(self, run_id: Optional[str]=..., steps: Optional[Sequence[Mapping[str, Any]]]=..., action_id: Optional[str]=..., variables: Optional[Mapping[str, Union[str, Mapping[str, Any]]]]=..., heal: Optional[bool]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., *, stream: Literal[False]=...) -> ReplayResult:
+        ...
+
+    @overload
+    async def replay(self, run_id: Optional[str]=..., steps: Optional[Sequence[Mapping[str, Any]]]=..., action_id: Optional[str]=..., variables: Optional[Mapping[str, Union[str, Mapping[str, Any]]]]=..., heal: Optional[bool]=..., model_name: Optional[str]=..., model_client_options: Optional[Mapping[str, Any]]=..., timeout_ms: Optional[int]=..., *, stream: Literal[True]) -> AsyncEventStream:
+        ...
+
+    async def replay(self, run_id: Optional[str]=None, steps: Optional[Sequence[Mapping[str, Any]]]=None, action_id: Optional[str]=None, variables: Optional[Mapping[str, Union[str, Mapping[str, Any]]]]=None, heal: Optional[bool]=None, model_name: Optional[str]=None, model_client_options: Optional[Mapping[str, Any]]=None, timeout_ms: Optional[int]=None, *, stream: bool=False) -> Union[ReplayResult, AsyncEventStream]:
+        """Does a recorded run again in this session, without a model: give one of ``run_id`` (from ``script()``),
+        ``steps`` (a json script's steps) or ``action_id`` (an earlier operation of this session). ``variables``
+        fill the run's ``%name%`` placeholders (a password typed without one is ``%password%``). A step whose element
+        is gone is healed by one model call (``heal``, default True; ``model_name``, ``model_client_options``), or the
+        replay stops there: ``success`` False and ``failed`` says what it expected and what the page shows.
+        ``timeout_ms`` bounds each step's wait for its element. An unknown ``run_id`` raises ``RunNotFound`` (404)."""
+        body = _compact({'runId': run_id, 'steps': [dict(step) for step in steps] if steps is not None else None, 'actionId': action_id, 'variables': dict(variables) if variables is not None else None, 'heal': heal, 'modelName': model_name, 'modelClientOptions': dict(model_client_options) if model_client_options is not None else None, 'timeoutMs': timeout_ms})
+        if stream:
+            return await self._transport.stream(self._path('replay'), body)
+        return ReplayResult.from_json((await self._transport.request('POST', self._path('replay'), body))['data'])
+
     async def call(self, operation_id: str, body: Optional[Mapping[str, Any]]=None) -> Any:
         """Any operation on this session by its OpenAPI ``operationId``: ``client.call(operation_id, body,
         session_id=session.id)`` (see ``Client.call``). It leaves this object as it was: after ``call("SessionEnd")``,
@@ -304,6 +335,8 @@ class AsyncAgent:
         Takes the instruction, or a dict of AgentExecuteOptions (2.7) with snake_case names: ``instruction``
         (required), ``max_steps`` (default 20), ``auto_screenshot`` (default True), ``wait_between_actions`` (ms,
         default 0), ``context``, and ``variables`` (values for ``%name%`` placeholders, never shown to the model).
+        ``cache=True`` (or a ``cache_key``) keeps a successful run and replays it next time without the model
+        (``result.cache``; docs/replay.md).
         """
         if isinstance(instruction_or_options, str):
             execute_options: Union[str, Dict[str, Any]] = instruction_or_options

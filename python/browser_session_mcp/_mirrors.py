@@ -116,6 +116,17 @@ MIRRORS: Sequence[Mirror] = (
         ignored={"wrapped": "only extract wraps a result"},
     ),
     Mirror(t.AgentAction, ("SessionAgentExecuteResponse/data/result/actions/items",)),
+    Mirror(t.AgentCache, ("SessionAgentExecuteResponse/data/result/cache",)),
+    Mirror(
+        t.ReplayResult,
+        ("SessionReplayResponse/data", "SessionReplayResponse/data/result"),
+        renamed=_OP_META,
+        flattened=("result",),
+        ignored={"wrapped": "only extract wraps a result"},
+    ),
+    Mirror(t.ReplayHeal, ("SessionReplayResponse/data/result/healed/items",)),
+    Mirror(t.StepTarget, ("SessionReplayResponse/data/result/healed/items/was", "SessionReplayResponse/data/result/healed/items/now")),
+    Mirror(t.ReplayFailure, ("SessionReplayResponse/data/result/failed",)),
     Mirror(
         t.Screenshot,
         ("SessionScreenshotResponse/data", "SessionScreenshotResponse/data/result"),

@@ -53,7 +53,7 @@ class InvalidArgument(ServiceError):
 
 
 class NotFound(ServiceError):
-    """404: no such route, or (subclasses) no such session, profile, frame or element ref for this key."""
+    """404: no such route, or (subclasses) no such session, profile, stored run, frame or element ref for this key."""
 
     codes = ("not_found",)
 
@@ -151,6 +151,12 @@ class SessionNotFound(NotFound):
 
 class ProfileNotFound(NotFound):
     codes = ("profile_not_found",)
+
+
+class RunNotFound(NotFound):
+    """404: no run is kept under this runId for this API key (never stored, let go for the bound, or another key's)."""
+
+    codes = ("run_not_found",)
 
 
 class FrameNotFound(NotFound):

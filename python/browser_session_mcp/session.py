@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import warnings
-from typing import Any, Callable, Dict, Literal, Mapping, Optional, Union, overload
-from urllib.parse import quote
+from typing import Any, Callable, Dict, Literal, Mapping, Optional, Sequence, Union, overload
+from urllib.parse import quote, urlencode
 
 from ._transport import EventStream, Transport, compact as _compact
 from .errors import ServiceError
 from .page import Page
 from .profiles import ProfileInfo, StorageState
-from .types import AgentResult, LiveView, NavigateResponse, SessionInfo
+from .types import AgentResult, LiveView, NavigateResponse, ReplayResult, SessionInfo
 
 WaitUntil = Literal["load", "domcontentloaded", "networkidle"]
+ScriptFormat = Literal["typescript", "test", "python", "json"]
 
 # The Python names of AgentExecuteOptions (2.7) and their wire names; other keys go as they are.
 _EXECUTE_OPTION_NAMES = {
     "max_steps": "maxSteps",
     "auto_screenshot": "autoScreenshot",
     "wait_between_actions": "waitBetweenActions",
+    "cache_key": "cacheKey",
 }
 
 # Codes meaning the session is already gone, which ending it again need not report.
@@ -124,6 +127,81 @@ class Session:
         ``pageEvents`` and ``url``; the last 1,000 operations."""
         return self._transport.request("GET", self._path("log"))["data"]
 
+    def script(self, format: ScriptFormat = "typescript", action_id: Optional[str] = None) -> Dict[str, Any]:
+        """The session's navigations and actions as a Playwright script, as the server sends it: ``{"format",
+        "script", "runId", "steps", "dropped"}``. ``format`` is ``typescript`` (the ``playwright`` package), ``test``
+        (``@playwright/test``), ``python`` (playwright-python) or ``json`` (``script`` is the run, ``{"steps": [...]}``,
+        as ``replay(steps=...)`` takes it); ``action_id`` keeps one operation's steps. Secrets are read from
+        environment variables, never written in. The run is kept for this API key: ``replay(run_id=...)`` does it
+        again in any session (docs/replay.md)."""
+        query = {name: json.dumps(value) for name, value in _compact({"format": format, "actionId": action_id}).items()}
+        return self._transport.request("GET", self._path("script") + "?" + urlencode(query))["data"]
+
+    @overload
+    def replay(
+        self,
+        run_id: Optional[str] = ...,
+        steps: Optional[Sequence[Mapping[str, Any]]] = ...,
+        action_id: Optional[str] = ...,
+        variables: Optional[Mapping[str, Union[str, Mapping[str, Any]]]] = ...,
+        heal: Optional[bool] = ...,
+        model_name: Optional[str] = ...,
+        model_client_options: Optional[Mapping[str, Any]] = ...,
+        timeout_ms: Optional[int] = ...,
+        *,
+        stream: Literal[False] = ...,
+    ) -> ReplayResult: ...
+
+    @overload
+    def replay(
+        self,
+        run_id: Optional[str] = ...,
+        steps: Optional[Sequence[Mapping[str, Any]]] = ...,
+        action_id: Optional[str] = ...,
+        variables: Optional[Mapping[str, Union[str, Mapping[str, Any]]]] = ...,
+        heal: Optional[bool] = ...,
+        model_name: Optional[str] = ...,
+        model_client_options: Optional[Mapping[str, Any]] = ...,
+        timeout_ms: Optional[int] = ...,
+        *,
+        stream: Literal[True],
+    ) -> EventStream: ...
+
+    def replay(
+        self,
+        run_id: Optional[str] = None,
+        steps: Optional[Sequence[Mapping[str, Any]]] = None,
+        action_id: Optional[str] = None,
+        variables: Optional[Mapping[str, Union[str, Mapping[str, Any]]]] = None,
+        heal: Optional[bool] = None,
+        model_name: Optional[str] = None,
+        model_client_options: Optional[Mapping[str, Any]] = None,
+        timeout_ms: Optional[int] = None,
+        *,
+        stream: bool = False,
+    ) -> Union[ReplayResult, EventStream]:
+        """Does a recorded run again in this session, without a model: give one of ``run_id`` (from ``script()``),
+        ``steps`` (a json script's steps) or ``action_id`` (an earlier operation of this session). ``variables``
+        fill the run's ``%name%`` placeholders (a password typed without one is ``%password%``). A step whose element
+        is gone is healed by one model call (``heal``, default True; ``model_name``, ``model_client_options``), or the
+        replay stops there: ``success`` False and ``failed`` says what it expected and what the page shows.
+        ``timeout_ms`` bounds each step's wait for its element. An unknown ``run_id`` raises ``RunNotFound`` (404)."""
+        body = _compact(
+            {
+                "runId": run_id,
+                "steps": [dict(step) for step in steps] if steps is not None else None,
+                "actionId": action_id,
+                "variables": dict(variables) if variables is not None else None,
+                "heal": heal,
+                "modelName": model_name,
+                "modelClientOptions": dict(model_client_options) if model_client_options is not None else None,
+                "timeoutMs": timeout_ms,
+            }
+        )
+        if stream:
+            return self._transport.stream(self._path("replay"), body)
+        return ReplayResult.from_json(self._transport.request("POST", self._path("replay"), body)["data"])
+
     def call(self, operation_id: str, body: Optional[Mapping[str, Any]] = None) -> Any:
         """Any operation on this session by its OpenAPI ``operationId``: ``client.call(operation_id, body,
         session_id=session.id)`` (see ``Client.call``). It leaves this object as it was: after ``call("SessionEnd")``,
@@ -191,6 +269,8 @@ class Agent:
         Takes the instruction, or a dict of AgentExecuteOptions (2.7) with snake_case names: ``instruction``
         (required), ``max_steps`` (default 20), ``auto_screenshot`` (default True), ``wait_between_actions`` (ms,
         default 0), ``context``, and ``variables`` (values for ``%name%`` placeholders, never shown to the model).
+        ``cache=True`` (or a ``cache_key``) keeps a successful run and replays it next time without the model
+        (``result.cache``; docs/replay.md).
         """
         if isinstance(instruction_or_options, str):
             execute_options: Union[str, Dict[str, Any]] = instruction_or_options

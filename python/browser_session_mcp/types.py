@@ -200,8 +200,34 @@ class AgentAction:
 
 
 @dataclass(frozen=True)
+class AgentCache:
+    """What a cached agent run did (``cache`` or ``cache_key`` in the execute options; docs/replay.md): ``hit``, a kept
+    run was found and replayed; ``replayed``, steps done as recorded; ``healed``, steps whose target one model call
+    found again; ``inferred``, actions the model chose; ``stored``, the run is kept for the next call (else ``reason``)."""
+
+    hit: bool
+    replayed: int
+    healed: int
+    inferred: int
+    stored: bool
+    reason: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "AgentCache":
+        return cls(
+            hit=raw["hit"],
+            replayed=raw["replayed"],
+            healed=raw["healed"],
+            inferred=raw["inferred"],
+            stored=raw["stored"],
+            reason=raw.get("reason"),
+        )
+
+
+@dataclass(frozen=True)
 class AgentResult:
-    """Outcome of ``agent.execute`` (2.8). ``completed``: the agent called done; ``success``: its verdict."""
+    """Outcome of ``agent.execute`` (2.8). ``completed``: the agent called done; ``success``: its verdict. ``cache``
+    is set when the execute options asked for a cached run."""
 
     success: bool
     message: str
@@ -211,11 +237,12 @@ class AgentResult:
     usage: Optional[Usage] = None
     action_id: Optional[str] = None
     page_events: List[PageEvent] = field(default_factory=list)
+    cache: Optional[AgentCache] = None
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], data: Optional[Mapping[str, Any]] = None) -> "AgentResult":
         """From the REST answer's ``data.result`` (``raw``), with ``data`` itself for its action id and page events."""
-        usage = raw.get("usage")
+        usage, cache = raw.get("usage"), raw.get("cache")
         return cls(
             success=raw["success"],
             message=raw["message"],
@@ -225,6 +252,98 @@ class AgentResult:
             usage=None if usage is None else Usage.from_json(usage),
             action_id=None if data is None else data.get("actionId"),
             page_events=[] if data is None else _page_events(data),
+            cache=None if cache is None else AgentCache.from_json(cache),
+        )
+
+
+@dataclass(frozen=True)
+class StepTarget:
+    """The element of a recorded step: Playwright's ``selector`` for it (what codegen writes: role and name, label,
+    test id, ...) and its ``description`` as the page text named it (``button "Sign in"``)."""
+
+    selector: str
+    description: str
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "StepTarget":
+        return cls(selector=raw["selector"], description=raw["description"])
+
+
+@dataclass(frozen=True)
+class ReplayHeal:
+    """A step of a replay (1-based) whose recorded target was gone or ambiguous, and the one a model call found."""
+
+    step: int
+    was: StepTarget
+    now: StepTarget
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "ReplayHeal":
+        return cls(step=raw["step"], was=StepTarget.from_json(raw["was"]), now=StepTarget.from_json(raw["now"]))
+
+
+@dataclass(frozen=True)
+class ReplayFailure:
+    """The step a replay stopped at (1-based): what it ``expected``, the error, and where the page was and what it
+    showed instead (``page_text``, cut)."""
+
+    step: int
+    method: str
+    expected: str
+    code: str
+    message: str
+    url: str
+    title: str
+    page_text: str
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "ReplayFailure":
+        return cls(
+            step=raw["step"],
+            method=raw["method"],
+            expected=raw["expected"],
+            code=raw["code"],
+            message=raw["message"],
+            url=raw["url"],
+            title=raw["title"],
+            page_text=raw["pageText"],
+        )
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Answer of ``session.replay``: of the run's ``steps``, how many were ``replayed`` as recorded, which were
+    ``healed`` by a model, and where it ``failed`` (``success`` False); ``url`` and ``title`` say where the page ended.
+    ``usage`` is set only when a model healed a step."""
+
+    success: bool
+    steps: int
+    replayed: int
+    healed: List[ReplayHeal]
+    url: str
+    title: str
+    failed: Optional[ReplayFailure] = None
+    run_id: Optional[str] = None
+    action_id: Optional[str] = None
+    usage: Optional[Usage] = None
+    page_events: List[PageEvent] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "ReplayResult":
+        raw = data["result"]
+        failed, usage = raw.get("failed"), data.get("usage")
+        return cls(
+            success=raw["success"],
+            steps=raw["steps"],
+            replayed=raw["replayed"],
+            healed=[ReplayHeal.from_json(heal) for heal in _get(raw, "healed", [])],
+            url=raw["url"],
+            title=raw["title"],
+            failed=None if failed is None else ReplayFailure.from_json(failed),
+            run_id=raw.get("runId"),
+            action_id=data.get("actionId"),
+            usage=None if usage is None else Usage.from_json(usage),
+            page_events=_page_events(data),
         )
 
 

@@ -15,6 +15,7 @@ import { checkOperationsDenied, findOperation, type BinaryResult, type Operation
 import { navigateOperation } from '../core/operations/navigate.js';
 import { profileDelete, profileList, profileSave, sessionState } from '../core/operations/profiles.js';
 import { sessionTrace } from '../core/operations/recording.js';
+import { replayOperation, sessionScript } from '../core/operations/replay.js';
 import { screenshotOperation } from '../core/operations/screenshot.js';
 import { sessionEnd, sessionStart } from '../core/operations/sessions.js';
 import { BrowserService, type ActionLogPage } from '../core/service.js';
@@ -151,6 +152,18 @@ export class BrowserSession {
   /** The action log: each operation with its actionId, masked arguments, times, outcome, page events and URL. */
   log(): ActionLogPage {
     return this.service.actionLog(LIBRARY_OWNER, this.id);
+  }
+
+  /** The session's navigations and actions as a Playwright script (docs/replay.md), and the runId replay takes. */
+  async script(input: Omit<OperationInput<'session_script'>, 'sessionId'> = {}): Promise<OperationResult<'session_script'>> {
+    return (await runOperation({ service: this.service, operation: sessionScript, input: { ...input, sessionId: this.id } }))
+      .result as OperationResult<'session_script'>;
+  }
+
+  /** Does a recorded run again on this session without a model (docs/replay.md): `{runId}`, `{steps}` or `{actionId}`. */
+  async replay(input: Omit<OperationInput<'replay'>, 'sessionId'>, run: OperationRunOptions = {}): Promise<OperationResult<'replay'>> {
+    return (await runOperation({ service: this.service, operation: replayOperation, input: { ...input, sessionId: this.id }, run }))
+      .result as OperationResult<'replay'>;
   }
 
   /** An agent on this session (2.6); besides the wire form, `tools` with zod schemas and connected MCP `Client`s are allowed. */

@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   session_not_found: 404,
   profile_not_found: 404,
+  run_not_found: 404,
   frame_not_found: 404,
   ref_not_found: 404,
   method_not_allowed: 405,

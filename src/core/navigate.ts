@@ -4,6 +4,7 @@ import { DEFAULTS } from './config.js';
 import { checkNavigationEgress, watchRefusedNavigation } from './egress/index.js';
 import { cancelledError, isServiceError, ServiceError, throwIfAborted } from './errors.js';
 import { type OperationContext } from './operation.js';
+import { runText } from './recording/index.js';
 import { withTimeout } from './time.js';
 import type { Session, WatchedPage } from './sessions.js';
 
@@ -126,6 +127,8 @@ export async function navigate(
     commits.dispose();
     stopProgress();
   }
+  // The session's run (docs/replay.md) opens the same address again, a secret in it as its placeholder.
+  if (!req.frameId) session.recording.steps.add({ method: 'goto', url: runText(session.recording.secrets, url.href) });
   // A redirect may carry a secret the session has seen (a sign-in's GET form): masked like every answer's URLs.
   const result = response ? (session.recording.secrets.maskDeep(await serializeResponse(response, frameId)) as NavigationResponse) : null;
   ctx.progress?.({

@@ -7,14 +7,22 @@ import { throwIfAborted } from './errors.js';
 import { newActionId, type OperationContext } from './operation.js';
 import { LiveViews, type LiveViewRequest, type LiveViewResult } from './live/index.js';
 import type { PageLocation } from './location.js';
-import { RetainedRecordings, TraceRecorder, notRecorded, traceOptions, type ActionLogEntry, type StepInfo } from './recording/index.js';
+import {
+  RetainedRecordings,
+  TraceRecorder,
+  notRecorded,
+  traceOptions,
+  type ActionLogEntry,
+  type RunStep,
+  type StepInfo,
+} from './recording/index.js';
 import { checkOptionRules, SessionRegistry, type Session, type SessionInfo, type SessionOptions } from './sessions.js';
 import type { Usage } from './usage.js';
 import type { LoadedPage, Outcome } from './outcome.js';
 import { watchSettle } from './settle/index.js';
-import { screenshot } from './act/index.js';
+import { screenshot, warmTargets } from './act/index.js';
 import { bounded } from './page/cdp.js';
-import { ProfileStore, SessionProfiles, type EndSessionRequest, type ProfileList } from './profiles/index.js';
+import { ProfileStore, SessionProfiles, StoredRuns, type EndSessionRequest, type ProfileList } from './profiles/index.js';
 
 export type { Outcome } from './outcome.js';
 
@@ -75,6 +83,8 @@ export class BrowserService {
   readonly retained: RetainedRecordings;
   /** Storage state in and out of sessions, and the named profiles when `config.profiles` is set. */
   readonly profiles: SessionProfiles;
+  /** Runs kept for replay and cached agent runs, per API key: with the profiles when they are kept, else in memory. */
+  readonly runs: StoredRuns;
 
   constructor(config: Partial<ServiceConfig> = {}) {
     const logger = config.logger ?? createLogger();
@@ -99,10 +109,13 @@ export class BrowserService {
     this.sessions = new SessionRegistry(this.browser, { ...this.config, egress: this.egress });
     // The page text's settle policy needs each page's network and DOM activity from its first navigation.
     this.sessions.watchPages(watchSettle);
+    // Every action's target is described for the session's run (docs/replay.md): ready before the first act.
+    this.sessions.watchPages(warmTargets);
     this.live = new LiveViews(this.sessions, { logger, ...this.config.liveView });
     this.retained = new RetainedRecordings(this.config.recordingRetentionMs ?? 0, logger);
     const profiles = this.config.profiles;
     this.profiles = new SessionProfiles(profiles ? new ProfileStore({ ...profiles, logger }) : undefined);
+    this.runs = new StoredRuns(this.profiles.store);
   }
 
   /**
@@ -141,6 +154,19 @@ export class BrowserService {
   /** The session's action log (every session keeps one; the last 1,000 operations). */
   actionLog(owner: string, id: string): ActionLogPage {
     return this.retained.log(id, owner) ?? this.sessions.get(id, owner).recording.log.list();
+  }
+
+  /** The steps of the session's run (all, or one operation's), kept after the end for --recording-retention as its log. */
+  runSteps(
+    owner: string,
+    id: string,
+    actionId?: string,
+  ): { steps: RunStep[]; dropped: number; viewport?: { width: number; height: number } } {
+    const ended = this.retained.get(id, owner);
+    const session = ended ? undefined : this.sessions.get(id, owner);
+    const steps = (ended ?? session!.recording).steps;
+    const viewport = session?.page.viewportSize() ?? undefined;
+    return { steps: steps.list(actionId), dropped: actionId === undefined ? steps.dropped : 0, ...(viewport ? { viewport } : {}) };
   }
 
   getSession(owner: string, id: string): SessionInfo {

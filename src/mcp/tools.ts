@@ -55,7 +55,7 @@ function listing([host, ...folded]: AnyOperation[], config: ListingConfig | unde
     const names = folded.map((operation) => operation.name) as [string, ...string[]];
     const extra: Record<string, z.ZodType> = {};
     for (const operation of folded)
-      for (const [key, field] of Object.entries(callInput(operation).shape))
+      for (const [key, field] of Object.entries(callInput(operation, operation.mcp?.listedInput?.(config)).shape))
         if (!(key in hostInput.shape) && !(key in extra)) extra[key] = (field as z.ZodType).optional();
     input = hostInput.extend({ ...extra, operation: z.enum(names).optional() });
     description += folded.map((operation) => ` operation=${operation.name}: ${operation.description}`).join('');

@@ -53,6 +53,7 @@ export async function act(
     variables,
     policy: defaults,
     signal: ctx.signal,
+    ...(req.instruction !== undefined ? { instruction: req.instruction } : {}),
   });
   // What the client's answers last showed; the agent's own actions leave it alone (its caller sees no URL).
   const location = changedLocation(session, { url: result.url, title: result.title });

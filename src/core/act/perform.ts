@@ -15,6 +15,7 @@ import { typeAtEnd } from './keys.js';
 import { ELEMENT_METHODS, MAX_UPLOAD_BYTES, METHOD_ARGUMENTS, PAGE_METHODS, POINT_METHODS, type Action, type ActMethod } from './schema.js';
 import { checkPoint, coverOf, describePoint, refWords, resolveSelector, type Point } from './target.js';
 import { checkVariables } from './origins.js';
+import { stableTarget, type StableTarget } from './stable-target.js';
 
 /** Default longest wait for an element to become actionable. */
 export const ACTION_TIMEOUT_MS = 10_000;
@@ -43,6 +44,10 @@ export interface PerformOptions {
   variables?: Variables;
   /** Which URLs newTab may open (navigate's policy). */
   policy?: NavigatePolicy;
+  /** The target as a locator that survives a reload, when the caller knows it (replay): not described again. */
+  target?: StableTarget;
+  /** Settles before the action itself starts (the settle's mark): the target is described meanwhile. */
+  ready?: Promise<unknown>;
 }
 
 export interface Performed {
@@ -50,6 +55,10 @@ export interface Performed {
   message: string;
   /** The element as the page text names it, e.g. `button "Sign in"`, or the page. */
   description: string;
+  /** The element as a locator that survives a reload (a session's script, replay), when one could be made. */
+  target?: StableTarget;
+  /** dragTo's drop target, the same way. */
+  dropTarget?: StableTarget;
 }
 
 interface Step {
@@ -107,6 +116,18 @@ export async function performAction(session: Session, action: Action, options: P
       : point
         ? `the point (${point.x}, ${point.y})${await describePoint(session, point).then((what) => (what ? `, ${what}` : ''))}`
         : 'the page';
+  let resolved: Promise<Locator> | undefined;
+  const element = () => (resolved ??= selector ? resolveSelector(session, selector, timeout) : resolveRef(session, ref!));
+  // Described before the action, which may take the element away (a Delete button); a failed lookup is the method's to say.
+  const target =
+    options.target ??
+    (ref || selector
+      ? await element().then(
+          (found) => stableTarget(session, found, ref ? description : undefined),
+          () => undefined,
+        )
+      : undefined);
+  const dropTarget = method === 'dragTo' ? await dropTargetOf(session, args) : undefined;
   const step: Step = {
     method,
     session,
@@ -114,7 +135,7 @@ export async function performAction(session: Session, action: Action, options: P
     ref,
     point,
     onElement: Boolean(ref ?? selector),
-    element: () => (selector ? resolveSelector(session, selector, timeout) : resolveRef(session, ref!)),
+    element,
     args,
     shown,
     target: ref ? `[${ref}] ${description}` : description,
@@ -122,14 +143,32 @@ export async function performAction(session: Session, action: Action, options: P
     signal: options.signal,
     policy: options.policy ?? { allowFileUrls: false },
   };
+  await options.ready;
   try {
     // The call's cancel answers at once; what the method still has under way stops at its next check of the signal.
     const message = await abortable(METHODS[method](step), options.signal);
-    return { message: variables.redact(message), description };
+    return {
+      message: variables.redact(message),
+      description,
+      ...(target ? { target } : {}),
+      ...(dropTarget ? { dropTarget } : {}),
+    };
   } catch (err) {
     // A page that held the action past its timeout is freed before the error is answered (and the error says how).
     throw await session.pages.recoverAfterTimeout(actionError(err, { method, target: step.target, timeoutMs: timeout }));
   }
+}
+
+/** dragTo's drop target given by ref, as a locator that survives a reload. */
+async function dropTargetOf(session: Session, args: Record<string, unknown>): Promise<StableTarget | undefined> {
+  const ref = typeof args.targetRef === 'string' ? args.targetRef.replace(/^\[|\]$/g, '') : undefined;
+  if (!ref) return undefined;
+  const target = refTarget(session, ref);
+  if (!target) return undefined;
+  return resolveRef(session, ref).then(
+    (found) => stableTarget(session, found, refWords(target)),
+    () => undefined,
+  );
 }
 
 function checkArguments(method: ActMethod, given: Record<string, unknown>): Record<string, unknown> {

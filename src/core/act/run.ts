@@ -7,8 +7,9 @@ import { withoutFocus } from '../snapshot/render.js';
 import { DEFAULT_SETTLE_MS, latestMark, markAction, settleAfterAction, type Settled } from '../settle/index.js';
 import { Variables } from '../variables.js';
 import { DEFAULT_CHANGE_TOKENS, pageChange, type PageChange } from './page-change.js';
-import { checkAction, performAction, type Performed } from './perform.js';
+import { checkAction, performAction, type Performed, type PerformOptions } from './perform.js';
 import type { Action, ActResult } from './schema.js';
+import { recordStep } from './record-step.js';
 
 export interface RunActionOptions {
   /** Longest wait for the element to be actionable, ms. */
@@ -22,6 +23,8 @@ export interface RunActionOptions {
   /** Which URLs newTab may open. */
   policy?: NavigatePolicy;
   signal?: AbortSignal;
+  /** The instruction a model chose these actions for: kept with each step of the session's run (healing reads it). */
+  instruction?: string;
 }
 
 /** Longest settle between two actions of one call: the last one waits its whole settleMs before the page is read. */
@@ -54,25 +57,18 @@ export async function runActions(session: Session, actions: Action[], options: R
   let settled: Settled | undefined;
   for (const [i, action] of actions.entries()) {
     throwIfAborted(options.signal);
-    // `wait` with no arguments waits for work already under way; every other action marks where its own work starts.
-    const mark = isSettleWait(action) ? latestMark(session) : await markAction(session);
+    const last = i === actions.length - 1;
+    const settleMs = last ? options.settleMs : Math.min(options.settleMs ?? DEFAULT_SETTLE_MS, BETWEEN_ACTIONS_SETTLE_MS);
     try {
-      const performed = await performAction(session, action, {
-        timeoutMs: options.timeoutMs,
-        signal: options.signal,
-        variables,
-        policy: options.policy,
-      });
-      steps.push({ action, performed });
+      const done = await performAndSettle(session, action, { ...options, variables, settleMs });
+      steps.push({ action, performed: done.performed });
+      settled = done.settled;
     } catch (err) {
       if (!batch || options.signal?.aborted || isAbortError(err)) throw err;
       const error = err instanceof ServiceError ? err : new ServiceError('internal', 'The action failed.', { cause: err });
       failed = { step: i + 1, code: error.code, message: error.message };
       break;
     }
-    const last = i === actions.length - 1;
-    const settleMs = last ? options.settleMs : Math.min(options.settleMs ?? DEFAULT_SETTLE_MS, BETWEEN_ACTIONS_SETTLE_MS);
-    settled = await settleAfterAction(session, mark, { settleMs, signal: options.signal });
   }
   // Another tab now (newTab, selectTab, closeTab): the result shows that tab's whole page text.
   const before = session.watched === tabBefore ? readBefore : undefined;
@@ -111,6 +107,36 @@ export async function runActions(session: Session, actions: Action[], options: R
     ...(failed ? { failed: { ...failed, message: redact(failed.message) } } : {}),
     ...(session.pages.count > 1 ? { tabs: session.pages.list().map((tab) => ({ ...tab, url: redact(tab.url) })) } : {}),
   };
+}
+
+/**
+ * One action performed and settled, and kept in the session's run (docs/replay.md), without reading the page after it:
+ * what act does for each of its actions, and all that replay does for a step.
+ */
+export async function performAndSettle(
+  session: Session,
+  action: Action,
+  options: RunActionOptions & { variables: Variables; target?: PerformOptions['target'] },
+): Promise<{ performed: Performed; settled: Settled }> {
+  // `wait` with no arguments waits for work already under way; every other action marks where its own work starts.
+  const marking = isSettleWait(action) ? Promise.resolve(latestMark(session)) : markAction(session);
+  // Awaited below; a refused action throws before it, and the mark's own failure is then nobody's to report.
+  marking.catch(() => undefined);
+  const urlBefore = session.page.url();
+  const performed = await performAction(session, action, {
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    variables: options.variables,
+    policy: options.policy,
+    target: options.target,
+    // Marked while the target is described: both read the page, neither changes it, and the action waits for both.
+    ready: marking,
+  });
+  const mark = await marking;
+  const settled = await settleAfterAction(session, mark, { settleMs: options.settleMs, signal: options.signal });
+  const navigated = session.page.url() !== urlBefore;
+  recordStep(session, { action, performed, settled, navigated, variables: options.variables, instruction: options.instruction });
+  return { performed, settled };
 }
 
 /** Runs `make` for the action at `index` of several: its ServiceError says which one (`actions.3: ...`). */

@@ -2,8 +2,10 @@ import { createRequire } from 'node:module';
 import { ServiceError } from '../errors.js';
 
 /**
- * The engines a selector given to act may name, Playwright's public ones. Its `internal:` engines, `_react` and `_vue`
- * (which run Playwright's framework scripts in the page) and our own ref engine are refused, part by part.
+ * The engines a selector given to act may name: Playwright's public ones, and the `internal:` ones behind its getBy*
+ * locators, which codegen and `locator.normalize()` write (a session's script and replay use them: docs/replay.md).
+ * Its other `internal:` engines, `_react` and `_vue` (which run Playwright's framework scripts in the page) and our own
+ * ref engine are refused, part by part.
  */
 const PUBLIC_ENGINES: ReadonlySet<string> = new Set([
   'css',
@@ -18,8 +20,22 @@ const PUBLIC_ENGINES: ReadonlySet<string> = new Set([
   'visible',
 ]);
 
+/** The `internal:` engines of the getBy* locators, named exactly as Playwright writes them. */
+const GET_BY_ENGINES: ReadonlySet<string> = new Set([
+  'internal:role',
+  'internal:testid',
+  'internal:label',
+  'internal:text',
+  'internal:attr',
+  'internal:has-text',
+  'internal:has-not-text',
+]);
+
+/** `internal:control` only as a step into a frame: `iframe >> internal:control=enter-frame >> ...` (contentFrame()). */
+const ENTER_FRAME = 'enter-frame';
+
 interface ParsedSelector {
-  parts: Array<{ name: string }>;
+  parts: Array<{ name: string; body?: unknown }>;
 }
 
 let parse: ((selector: string) => ParsedSelector) | undefined;
@@ -40,11 +56,14 @@ export function checkSelector(selector: string): void {
     const reason = err instanceof RangeError ? 'it is nested too deeply' : firstLine(err);
     throw new ServiceError('invalid_argument', `selector ${quoted(selector)} is not a valid Playwright selector: ${reason}`);
   }
-  const refused = parsed.parts.map((part) => part.name).find((name) => !PUBLIC_ENGINES.has(name.toLowerCase()));
+  const refused = parsed.parts
+    .filter((part) => !(part.name === 'internal:control' && part.body === ENTER_FRAME))
+    .map((part) => part.name)
+    .find((name) => !PUBLIC_ENGINES.has(name.toLowerCase()) && !GET_BY_ENGINES.has(name));
   if (refused !== undefined)
     throw new ServiceError(
       'invalid_argument',
-      `selector ${quoted(selector)} uses the engine "${refused.slice(0, 40)}", which act does not take; use css=, xpath=, text=, role=, id=, data-testid=, nth= or visible=.`,
+      `selector ${quoted(selector)} uses the engine "${refused.slice(0, 40)}", which act does not take; use css=, xpath=, text=, role=, id=, data-testid=, nth=, visible=, or a getBy* locator's (internal:role=, internal:label=, ...).`,
     );
 }
 

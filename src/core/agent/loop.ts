@@ -71,10 +71,15 @@ export async function runAgent({ session, config, options, deps, ctx = {} }: Age
     signal,
     egress: deps.config.egress,
   });
+  // The steps it does carry its task into the session's run: healing a replayed step reads it (docs/replay.md).
+  const steps = session.recording.steps;
+  const outer = steps.instruction;
+  steps.instruction = new Variables(options.variables).redact(options.instruction);
   try {
     throwIfAborted(signal);
     return await loop({ session, config, options, deps, ctx, signal, llm, integrations, started, wanted });
   } finally {
+    steps.instruction = outer;
     await integrations.close();
   }
 }

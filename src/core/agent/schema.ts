@@ -53,6 +53,11 @@ export const AgentExecuteOptionsObject = z
       .describe(
         'Values for %name% placeholders in the instruction; substituted after inference, never sent to the model or logged. {value, origins}: typed only on those origins, refused elsewhere.',
       ),
+    cache: z
+      .boolean()
+      .optional()
+      .describe('Keep a successful run and replay it next time without the model (same instruction, start URL, variable names).'),
+    cacheKey: z.string().min(1).max(200).optional().describe('Or keep and find it under this key.'),
   })
   .strict();
 export type AgentExecuteOptions = z.infer<typeof AgentExecuteOptionsObject>;
@@ -60,6 +65,7 @@ export type AgentExecuteOptions = z.infer<typeof AgentExecuteOptionsObject>;
 /** The same options with the snake_case names of the Python client accepted beside the camelCase ones. */
 const AgentExecuteOptionsWire = AgentExecuteOptionsObject.extend({
   max_steps: AgentExecuteOptionsObject.shape.maxSteps,
+  cache_key: AgentExecuteOptionsObject.shape.cacheKey,
   auto_screenshot: AgentExecuteOptionsObject.shape.autoScreenshot,
   wait_between_actions: AgentExecuteOptionsObject.shape.waitBetweenActions,
 }).strict();
@@ -67,9 +73,10 @@ const AgentExecuteOptionsWire = AgentExecuteOptionsObject.extend({
 /** Execute options as any door receives them: a bare instruction string, or the object in camelCase or snake_case. */
 export const AgentExecuteOptions = z.union([z.string().min(1), AgentExecuteOptionsWire]).transform((value): AgentExecuteOptions => {
   if (typeof value === 'string') return { instruction: value };
-  const { max_steps, auto_screenshot, wait_between_actions, ...rest } = value;
+  const { max_steps, auto_screenshot, wait_between_actions, cache_key, ...rest } = value;
   return {
     ...rest,
+    ...((rest.cacheKey ?? cache_key) ? { cacheKey: rest.cacheKey ?? cache_key } : {}),
     maxSteps: rest.maxSteps ?? max_steps,
     autoScreenshot: rest.autoScreenshot ?? auto_screenshot,
     waitBetweenActions: rest.waitBetweenActions ?? wait_between_actions,
@@ -94,6 +101,19 @@ export const AgentAction = z.object({
 });
 export type AgentAction = z.infer<typeof AgentAction>;
 
+/** What a cached run (executeOptions.cache) did: replayed, healed, inferred by the model, and whether it is kept. */
+export const AgentCache = z
+  .object({
+    hit: z.boolean().describe('A kept run was found and replayed.'),
+    replayed: z.number().int().describe('Steps done as recorded, without the model.'),
+    healed: z.number().int().describe('Steps whose target one model call found again.'),
+    inferred: z.number().int().describe('Actions the model chose: a fresh run, or after a step that could not be healed.'),
+    stored: z.boolean().describe('This run is kept for the next call.'),
+    reason: z.string().optional().describe('Why it was not kept.'),
+  })
+  .describe('With executeOptions.cache or cacheKey (docs/replay.md).');
+export type AgentCache = z.infer<typeof AgentCache>;
+
 /** AgentResult (2.8). */
 export const AgentResult = z.object({
   success: z.boolean(),
@@ -102,6 +122,7 @@ export const AgentResult = z.object({
   completed: z.boolean(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   usage: Usage.optional(),
+  cache: AgentCache.optional(),
 });
 export type AgentResult = z.infer<typeof AgentResult>;
 

@@ -1,5 +1,5 @@
-import { runAgent } from '../agent/loop.js';
-import { AgentExecuteListedRequest, AgentExecuteRequest, AgentResult, type AgentAction } from '../agent/schema.js';
+import { AgentExecuteListedRequest, AgentExecuteRequest, AgentResult, type AgentAction, type AgentCache } from '../agent/schema.js';
+import { executeAgent } from '../replay/agent-cache.js';
 import { defineSessionOperation } from './define.js';
 
 export const agentExecuteOperation = defineSessionOperation({
@@ -21,15 +21,8 @@ export const agentExecuteOperation = defineSessionOperation({
   text: agentSummary,
   variables: (input) => input.executeOptions.variables,
   // Runs in the session's queue, so nothing else touches the page until it has finished; its usage stays in its result.
-  work: async (session, input, { service, ctx }) => ({
-    result: await runAgent({
-      session,
-      config: input.agentConfig ?? {},
-      options: input.executeOptions,
-      deps: { config: service.config, live: service.live },
-      ctx,
-    }),
-  }),
+  work: (session, input, { service, owner, ctx }) =>
+    executeAgent({ session, config: input.agentConfig ?? {}, options: input.executeOptions, service, owner, ctx }),
 });
 
 /**
@@ -44,7 +37,14 @@ function agentSummary(result: AgentResult): string {
     ...(typeof url === 'string' ? [`Ended on: ${typeof title === 'string' && title ? `${JSON.stringify(title)} ` : ''}${url}`] : []),
     `${result.actions.length} actions (${failed} failed)${result.actions.length ? ':' : '.'}`,
     ...result.actions.map((action, i) => `${i + 1}. ${actionLine(action)}`),
+    ...(result.cache ? [cacheLine(result.cache)] : []),
   ].join('\n');
+}
+
+/** What the cache did: steps replayed and healed without the agent's model, actions it chose, and whether the run is kept. */
+function cacheLine(cache: AgentCache): string {
+  const kept = cache.stored ? 'kept for the next call' : `not kept: ${cache.reason ?? 'no reason given'}`;
+  return `Cache: ${cache.hit ? 'a kept run was replayed' : 'no kept run'}; ${cache.replayed} steps replayed, ${cache.healed} healed, ${cache.inferred} actions by the model; ${kept}.`;
 }
 
 /** Longest line of the summary per action (an action's message is already cut at 500 characters). */

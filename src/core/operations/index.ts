@@ -7,6 +7,7 @@ import { extractOperation } from './extract.js';
 import { liveViewOperation } from './live-view.js';
 import { navigateOperation } from './navigate.js';
 import { sessionLog, sessionTrace } from './recording.js';
+import { replayOperation, sessionScript } from './replay.js';
 import { profileDelete, profileList, profileSave, sessionState } from './profiles.js';
 import { screenshotOperation } from './screenshot.js';
 import { sessionEnd, sessionGet, sessionList, sessionStart } from './sessions.js';
@@ -22,6 +23,7 @@ export const OPERATIONS = [
   extractOperation,
   observeOperation,
   actOperation,
+  replayOperation,
   screenshotOperation,
   evaluateOperation,
   sessionEnd,
@@ -29,6 +31,7 @@ export const OPERATIONS = [
   sessionGet,
   sessionLog,
   sessionTrace,
+  sessionScript,
   agentExecuteOperation,
   liveViewOperation,
   profileList,

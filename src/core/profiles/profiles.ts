@@ -59,6 +59,9 @@ export interface ProfileStoreOptions {
 }
 
 const EXTENSION = '.profile';
+/** Stored runs (replay, cached agent runs) sit in this folder of each owner's, one sealed file each. */
+export const RUNS_DIR = 'runs';
+export const RUN_EXTENSION = '.run';
 
 /**
  * Named storage states per owner (API key), encrypted at rest. Files are named by HMACs of the owner and the name,
@@ -155,6 +158,17 @@ export class ProfileStore {
   /** The path of a profile's file (tests check what is on disk). */
   async fileOf(owner: string, name: string): Promise<string> {
     return this.place(await this.profileKeys(), owner, name).file;
+  }
+
+  /**
+   * Where a stored run of `owner` is kept (docs/replay.md), beside the owner's profiles, and the key it is sealed with:
+   * the file named by an HMAC of the owner and the run's id, so neither appears on disk.
+   */
+  async runFile(owner: string, id: string): Promise<{ dir: string; file: string; fileId: string; key: Buffer }> {
+    const keys = await this.profileKeys();
+    const dir = join(this.ownerDir(keys, owner), RUNS_DIR);
+    const fileId = hmacHex(keys.names, `run\0${owner}\0${id}`);
+    return { dir, file: join(dir, fileId + RUN_EXTENSION), fileId, key: keys.encryption };
   }
 
   private ownerDir(keys: ProfileKeys, owner: string): string {

@@ -2,6 +2,7 @@ import type { RecordOption } from './record-option.js';
 import { ServiceError } from '../errors.js';
 import { ActionLog, type ActionLogEntry } from './log.js';
 import { SessionSecrets, withoutCredentials } from './secrets.js';
+import { RunSteps } from './steps.js';
 import type { TraceOptions, TraceRecorder } from './trace.js';
 
 /** `true`: screenshots and DOM snapshots; each part defaults to on but video (docs/recording.md). */
@@ -26,6 +27,8 @@ export interface StepInfo {
 export class SessionRecording {
   readonly log = new ActionLog();
   readonly secrets = new SessionSecrets();
+  /** The navigations and actions that can be done again: the session's script and replay (docs/replay.md). */
+  readonly steps = new RunSteps();
   trace: TraceRecorder | undefined;
 
   /**
@@ -51,6 +54,8 @@ export class SessionRecording {
       url: this.secrets.mask(safeUrl(page.url)),
     });
     await this.trace?.group(`${step.operation} ${step.actionId}`);
+    const outer = this.steps.actionId;
+    this.steps.actionId = step.actionId;
     try {
       const result = await work();
       this.log.add(entry({ outcome: 'ok' }));
@@ -59,6 +64,7 @@ export class SessionRecording {
       this.log.add(entry({ outcome: 'error', errorCode: err instanceof ServiceError ? err.code : 'internal' }));
       throw err;
     } finally {
+      this.steps.actionId = outer;
       if (page.picture && this.trace?.wantsFrames(this.secrets)) await page.picture().catch(() => undefined);
       await this.trace?.groupEnd();
     }
