@@ -197,7 +197,14 @@ function checkStep(step: RunStep, index: number): void {
   }
   parseInput(Action, toAction(step), where);
   const selectors = [step.target?.selector, step.arguments?.targetSelector].filter((selector) => typeof selector === 'string');
-  for (const selector of selectors) checkSelector(selector);
+  for (const selector of selectors) {
+    try {
+      checkSelector(selector);
+    } catch (err) {
+      if (!isServiceError(err)) throw err;
+      throw new ServiceError(err.code, `${where}: ${err.message}`, { cause: err });
+    }
+  }
 }
 
 /** Every %name% the run needs is given, or `invalid_argument` naming those missing, before any step runs. */
