@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/core/logger.js';
 import { MAX_RUNS_PER_KEY, ProfileStore, StoredRuns } from '../src/core/profiles/index.js';
+import { MAX_RUN_STEPS, RunSteps } from '../src/core/recording/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bsm-runs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,5 +50,22 @@ describe('stored runs', () => {
     expect(await runs.get('key-a', 'run_1')).toEqual({ steps: [], n: 1 });
     expect(await runs.get('key-a', `run_${MAX_RUNS_PER_KEY}`)).toEqual({ steps: [], n: MAX_RUNS_PER_KEY });
     expect(await runs.get('key-b', 'run_0')).toEqual({ steps: [], n: 'b' });
+  });
+});
+
+describe("a session's run", () => {
+  it('keeps the last 1,000 steps and 4 MiB of them; a run that lost steps to the bounds is not handed out whole', () => {
+    const steps = new RunSteps();
+    const mark = steps.mark();
+    for (let i = 0; i < MAX_RUN_STEPS + 5; i++) steps.add({ method: 'press', arguments: { key: 'Enter' } });
+    expect(steps.list()).toHaveLength(MAX_RUN_STEPS);
+    expect(steps.dropped).toBe(5);
+    expect(steps.since(mark)).toBeUndefined();
+    expect(steps.since(steps.mark() - 2)).toHaveLength(2);
+
+    const big = new RunSteps();
+    for (let i = 0; i < 60; i++) big.add({ method: 'fill', arguments: { value: 'x'.repeat(100_000) } });
+    expect(big.list().length).toBeLessThan(60);
+    expect(JSON.stringify(big.list()).length).toBeLessThanOrEqual(4 * 1024 * 1024);
   });
 });

@@ -101,10 +101,10 @@ export class RunSteps {
     return this.added;
   }
 
-  /** The kept steps added after `mark`, oldest first. */
-  since(mark: number): RunStep[] {
+  /** The steps added after `mark`, oldest first; undefined when some of them were let go for the bounds. */
+  since(mark: number): RunStep[] | undefined {
     const kept = this.added - this.steps.length;
-    return this.steps.slice(Math.max(0, mark - kept));
+    return mark < kept ? undefined : this.steps.slice(mark - kept);
   }
 
   /** The kept steps, or those of one operation. */

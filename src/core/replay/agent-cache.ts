@@ -61,9 +61,9 @@ export async function executeAgent(run: AgentExecution): Promise<Produced<AgentR
   // A fresh run, or the rest of one whose replay stopped: the model goes on from the page as it is.
   const fresh = await agent(replayed ? { ...run, options: { ...options, context: doneSoFar(options.context, replayed) } } : run);
   const replayedActions = replayed ? replayedSteps(replayed) : [];
-  const reason = notReplayable(fresh);
-  if (!reason) {
-    const steps = session.recording.steps.since(mark);
+  const steps = session.recording.steps.since(mark);
+  const reason = notReplayable(fresh) ?? (steps ? undefined : 'the run was longer than a session keeps (1,000 steps)');
+  if (!reason && steps) {
     await service.runs.put(owner, id, {
       steps,
       instruction: mask(options.instruction),
