@@ -129,7 +129,7 @@ describe('replay and cached agent runs', { timeout: 120_000 }, () => {
     expect(h.llm.requests).toHaveLength(0);
   });
 
-  it("an unnamed button is kept by its row's text, not its place: a replay on a reordered list deletes the same contact", async () => {
+  it("an unnamed button is kept by its row's words, not its place: a replay on a reordered list deletes the same contact, not a namesake", async () => {
     await h.session.navigate(h.site.url('/agent/rows.html'));
     const observed = await h.session.page.observe();
     const ann = observed.actions.find((action) => action.method === 'click' && /Ann Archer/.test(action.description));
@@ -139,11 +139,17 @@ describe('replay and cached agent runs', { timeout: 120_000 }, () => {
     const target = (JSON.parse(script) as { steps: Array<{ target?: { selector: string } }> }).steps[1]!.target!.selector;
     expect(target).toContain('Ann Archer');
     expect(target).not.toMatch(/nth/);
+    // The python script filters by the row's words with a regular expression, and imports what that needs.
+    const { script: python } = await h.session.script({ format: 'python' });
+    expect(python).toContain('import re\n');
+    expect(python).toContain('filter(has_text=re.compile(r"(^|\\s)Ann Archer(\\s|$)"))');
 
     const other = await h.lib.startSession();
     await other.navigate(h.site.url('/agent/layout2.html'));
     expect(await other.replay({ runId })).toMatchObject({ success: true, replayed: 2 });
-    expect(JSON.stringify(await other.page.extract())).toContain('Deleted Ann Archer');
+    const after = JSON.stringify(await other.page.extract());
+    expect(after).toContain('Deleted Ann Archer');
+    expect(after).toContain('Joann Archer');
     await other.end();
   });
 

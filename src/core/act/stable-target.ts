@@ -70,7 +70,7 @@ async function inItsRow(session: Session, element: Locator): Promise<{ selector:
         const name = [...node.classList].find((item) => /^[A-Za-z][\w-]*$/.test(item));
         const lines = ((node as HTMLElement).innerText ?? '')
           .split('\n')
-          .map((text) => text.trim().slice(0, maxText))
+          .map((text) => text.replace(/\s+/g, ' ').trim().slice(0, maxText))
           .filter((text) => text.length > 2)
           .slice(0, 3);
         found.push({ css: `${node.localName}${name ? `.${name}` : ''}`, lines });
@@ -82,11 +82,11 @@ async function inItsRow(session: Session, element: Locator): Promise<{ selector:
   const [own, ...rows] = shapes as Shape[];
   // The element by its own words first (a row that is itself the button), then inside the nearest row that says something else.
   const candidates = [
-    ...own!.lines.map((line) => `css=${own!.css} >> internal:has-text=${JSON.stringify(line)}i`),
+    ...own!.lines.map((line) => `css=${own!.css} >> internal:has-text=${wholeWords(line)}`),
     ...rows.flatMap((row) =>
       row.lines
         .filter((line) => !own!.lines.includes(line))
-        .map((line) => `css=${row.css} >> internal:has-text=${JSON.stringify(line)}i >> css=${own!.css}`),
+        .map((line) => `css=${row.css} >> internal:has-text=${wholeWords(line)} >> css=${own!.css}`),
     ),
   ];
   const handle = await element.elementHandle();
@@ -100,6 +100,14 @@ async function inItsRow(session: Session, element: Locator): Promise<{ selector:
   } finally {
     await handle?.dispose();
   }
+}
+
+/**
+ * A text filter that matches the line as words, case and all: "Eli Sandoval" finds neither "Deli Sandoval" nor
+ * "Eli Sandoval-Reyes" (Playwright's `hasText` string would find both).
+ */
+function wholeWords(line: string): string {
+  return `/(^|\\s)${line.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(\\s|$)/`;
 }
 
 /** The selector a locator stands for (`internal:role=button[name="Save"i]`): what `page.locator()` takes back. */

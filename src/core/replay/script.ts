@@ -122,6 +122,8 @@ function pythonFile({ title, viewport, lines, writer }: ScriptParts): string {
   return [
     python.comment(`${title}: a browser-session-mcp session as a Playwright script. Run it: python session.py`),
     ...(writer.needed.length ? ['import os', 'import sys'] : []),
+    // A locator that filters by words (a row's text) is written with a regular expression.
+    ...(lines.some((line) => line.includes('re.compile(')) ? ['import re'] : []),
     ...(writer.encodes ? ['from urllib.parse import quote'] : []),
     '',
     'from playwright.sync_api import sync_playwright',
