@@ -1,12 +1,15 @@
 import type { Locator } from 'playwright-core';
 import { bounded } from '../page/cdp.js';
 import { MAX_STEP_SELECTOR, type RunStep } from '../recording/index.js';
-import type { Session, WatchedPage } from '../sessions.js';
+import { stateKey, type Session, type WatchedPage } from '../sessions.js';
 
 /** Longest the description of a target may take: a page stuck in a script gets none, and the action goes on. */
 const DESCRIBE_MS = 1_000;
 
 export type StableTarget = NonNullable<RunStep['target']>;
+
+/** Whether a target was described on this page (tab) yet: only then are its next documents readied (warmTargets). */
+const DESCRIBED = stateKey('act.described', () => ({ yet: false }));
 
 /**
  * The element as a locator that survives a reload: Playwright's `normalize()`, which writes what codegen writes
@@ -15,6 +18,7 @@ export type StableTarget = NonNullable<RunStep['target']>;
  * page text named it. Undefined when none can be made in time, or when it would name a secret the session has seen.
  */
 export async function stableTarget(session: Session, element: Locator, description: string | undefined): Promise<StableTarget | undefined> {
+  session.watched.state.get(DESCRIBED).yet = true;
   try {
     const normalized = await bounded(element.normalize(), DESCRIBE_MS, 'describing the target');
     const selector = selectorOf(normalized);
@@ -30,12 +34,14 @@ export async function stableTarget(session: Session, element: Locator, descripti
 }
 
 /**
- * Readies each loaded document of the page for `stableTarget`: Playwright's locator generator is installed in a
- * document at its first use, about 40 ms, which would otherwise fall on the document's first act. Started when the
- * document loads, it is done by the time a caller has read the page; a page that never answers only keeps it pending.
+ * Readies each loaded document of a page that has been acted on for `stableTarget`: Playwright's locator generator is
+ * installed in a document at its first use, about 40 ms, which would otherwise fall on the document's first act.
+ * Started when the document loads, it is done by the time a caller has read the page; a page never acted on (read
+ * only) is not charged for it, and one that never answers only keeps it pending.
  */
 export function warmTargets(watched: WatchedPage): void {
   watched.page.on('load', () => {
+    if (!watched.state.get(DESCRIBED).yet) return;
     watched.page
       .locator(':root')
       .normalize()
