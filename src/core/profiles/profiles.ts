@@ -60,7 +60,7 @@ export interface ProfileStoreOptions {
 
 const EXTENSION = '.profile';
 /** Stored runs (replay, cached agent runs) sit in this folder of each owner's, one sealed file each. */
-export const RUNS_DIR = 'runs';
+const RUNS_DIR = 'runs';
 export const RUN_EXTENSION = '.run';
 
 /**

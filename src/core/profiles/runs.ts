@@ -18,11 +18,6 @@ export class StoredRuns {
 
   constructor(private readonly store: ProfileStore | undefined) {}
 
-  /** Where runs are kept: `disk` (encrypted, with the profiles) or `memory`. */
-  get kept(): 'disk' | 'memory' {
-    return this.store ? 'disk' : 'memory';
-  }
-
   async put(owner: string, id: string, run: unknown): Promise<void> {
     if (!this.store) {
       const key = memoryKey(owner, id);

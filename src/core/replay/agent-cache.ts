@@ -1,5 +1,5 @@
 import { ACT_METHODS } from '../act/index.js';
-import { runAgent, type AgentDeps } from '../agent/loop.js';
+import { runAgent } from '../agent/loop.js';
 import type { AgentAction, AgentCache, AgentConfig, AgentExecuteOptions, AgentResult } from '../agent/schema.js';
 import type { OperationContext } from '../operation.js';
 import type { BrowserService, Produced } from '../service.js';
@@ -19,8 +19,6 @@ export interface AgentExecution {
   service: BrowserService;
   owner: string;
   ctx: OperationContext;
-  /** A ready model client (tests, benchmarks). */
-  llm?: AgentDeps['llm'];
 }
 
 /**
@@ -51,11 +49,10 @@ export async function executeAgent(run: AgentExecution): Promise<Produced<AgentR
       model: { modelName: run.config.model, modelClientOptions: run.config.options, defaults: service.config },
       policy: service.config,
       ctx: run.ctx,
-      ...(run.llm ? { llm: run.llm } : {}),
     });
     if (replayed.success) {
       if (replayed.healed.length) await service.runs.put(owner, id, replayed.run);
-      return { result: await fromReplay(kept.data.answer, replayed, session, mask, started) };
+      return { result: fromReplay(kept.data.answer, replayed, started) };
     }
   }
   // A fresh run, or the rest of one whose replay stopped: the model goes on from the page as it is.
@@ -83,8 +80,8 @@ export async function executeAgent(run: AgentExecution): Promise<Produced<AgentR
   return { result: { ...fresh, actions: [...replayedActions, ...fresh.actions], usage: usage.total, cache } };
 }
 
-function agent({ session, config, options, service, ctx, llm }: AgentExecution): Promise<AgentResult> {
-  return runAgent({ session, config, options, deps: { config: service.config, live: service.live, ...(llm ? { llm } : {}) }, ctx });
+function agent({ session, config, options, service, ctx }: AgentExecution): Promise<AgentResult> {
+  return runAgent({ session, config, options, deps: { config: service.config, live: service.live }, ctx });
 }
 
 /** Why a run is not kept: it failed, or a tool it used needs the model (extract) or a person (ask_human) each time. */
@@ -95,13 +92,7 @@ function notReplayable(result: AgentResult): string | undefined {
 }
 
 /** The agent's result for a run done again from the cache: its first answer, and the steps as actions. */
-async function fromReplay(
-  answer: NonNullable<StoredRun['answer']>,
-  replayed: ReplayOutcome,
-  session: Session,
-  mask: (text: string) => string,
-  started: number,
-): Promise<AgentResult> {
+function fromReplay(answer: NonNullable<StoredRun['answer']>, replayed: ReplayOutcome, started: number): AgentResult {
   return {
     success: answer.success,
     message: answer.message,
@@ -109,7 +100,7 @@ async function fromReplay(
     completed: true,
     metadata: {
       url: replayed.url,
-      title: mask(await session.page.title().catch(() => '')),
+      title: replayed.title,
       stopReason: 'done',
       actionCount: replayed.run.steps.length,
       durationMs: Math.round(performance.now() - started),

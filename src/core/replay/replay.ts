@@ -117,8 +117,6 @@ export interface ReplayOptions {
   timeoutMs?: number;
   policy: NavigatePolicy;
   ctx: OperationContext;
-  /** A ready model client (tests, benchmarks); otherwise one is made from `model` at the first heal. */
-  llm?: LLMClient;
 }
 
 /** What a replay did, the run as it stands now (healed targets in), and the model's usage when it healed. */
@@ -138,7 +136,8 @@ export async function replaySteps(session: Session, run: StoredRun, options: Rep
   const steps = [...run.steps];
   const healed: ReplayResult['healed'] = [];
   const usage = new UsageTotal();
-  let llm = options.llm;
+  // Made at the first heal: a replay that heals nothing needs no model configured.
+  let llm: LLMClient | undefined;
   let replayed = 0;
   let asked = false;
   let failed: ReplayResult['failed'];
@@ -288,9 +287,8 @@ function healingModel(options: ReplayOptions, step: RunStep, found: 'gone' | 'am
     });
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new ServiceError(targetError(step, found).code, `${targetError(step, found).message} No model to heal it: ${why}`, {
-      cause: err,
-    });
+    const stopped = targetError(step, found);
+    throw new ServiceError(stopped.code, `${stopped.message} No model to heal it: ${why}`, { cause: err });
   }
 }
 
